@@ -1,0 +1,260 @@
+// qkscope/attention.hpp — single-head attention with every intermediate exposed.
+//
+// Pipeline (fixed order, as in PyTorch SDPA / FlexAttention):
+//   raw   = f(Q, K)                      scoring function from score/registry.hpp   (L_q, L_k)
+//   s     = scale * raw                  scale defaults to f's (1/sqrt(d_k) for scaled_dot)
+//   s     = bias(s)                      softcap -> ALiBi -> relative -> dense (bias/bias.hpp)
+//   z     = mask(s)                      -inf where the mask says no (mask/mask.hpp)
+//   P     = normalizer(z / tau)          row-wise (norm/registry.hpp); tau = temperature
+//   O     = P V                                                                        (L_q, d_v)
+// Temperature is applied inside the normalizer, after the row max is subtracted, so
+// tau -> 0 tends to the hard (argmax) limit instead of overflowing (shared/cases B13).
+// A fully masked row has P = 0, O = 0, zero gradients, logsumexp = -inf, entropy 0.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qkscope/bias/bias.hpp"
+#include "qkscope/detail/check.hpp"
+#include "qkscope/detail/rng.hpp"
+#include "qkscope/mask/mask.hpp"
+#include "qkscope/norm/registry.hpp"
+#include "qkscope/score/registry.hpp"
+
+namespace qkscope {
+
+/// Everything that configures one attention call besides Q, K, V and the parameters.
+template <class T>
+struct AttentionConfig {
+  /// Scoring function name from ScoreFunctions ("dot", "scaled_dot", ...).
+  std::string score = "scaled_dot";
+  /// Multiplier of raw scores; default: the scoring function's (1/sqrt(d_k) or 1).
+  /// Any explicit value, 0 included, is used as given (shared/cases B10).
+  std::optional<double> scale;
+  /// Temperature tau (dimensionless): P = normalizer(z / tau). > 0 for soft normalizers.
+  double temperature = 1.0;
+  MaskSpec mask;
+  BiasSpec<T> bias;
+  /// Normalizer name from Normalizers ("softmax", "hard", ...).
+  std::string normalizer = "softmax";
+  norm::NormOptions norm_options;
+};
+
+/// Every intermediate of a forward call.
+template <class T>
+struct AttentionResult {
+  Mat<T> raw_scores;     // f(Q, K)                                   (L_q, L_k)
+  Mat<T> scores;         // scale * raw after biases, before the mask (L_q, L_k)
+  Mat<T> masked_scores;  // scores with -inf where masked             (L_q, L_k)
+  Mat<T> weights;        // P                                         (L_q, L_k)
+  Mat<T> output;         // P V                                       (L_q, d_v)
+  Vec<T> logsumexp;      // log sum_j exp(z_ij / tau); -inf if fully masked  (L_q)
+  Vec<T> entropy;        // -sum_j p log p in nats                    (L_q)
+  Vec<T> max_weight;     // max_j p_ij                                (L_q)
+  double scale = 1.0;    // the scale used
+};
+
+/// Gradients of a scalar loss L given dL/dO.
+template <class T>
+struct AttentionGrads {
+  Mat<T> dQ, dK, dV;
+  ScoreParams<T> dparams;   // of the scoring function's parameters
+  Vec<T> drelative;         // of bias.relative (empty if unused)
+  Mat<T> ddense;            // of bias.dense (empty if unused)
+  double dtemperature = 0;  // dL/dtau
+};
+
+namespace detail {
+
+template <class T>
+ScoreShape check_inputs(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
+  require_nonempty(Q, "query");
+  require_nonempty(K, "key");
+  require_nonempty(V, "value");
+  require(V.rows() == K.rows(), "value must have L_k = " + std::to_string(K.rows()) +
+                                    " rows (one per key), got shape " + shape_of(V));
+  require_finite(Q, "query");
+  require_finite(K, "key");
+  require_finite(V, "value");
+  return {Q.rows(), K.rows(), Q.cols(), K.cols()};
+}
+
+inline void check_temperature(double tau, bool soft, const std::string& normalizer) {
+  if (soft)
+    require(tau > 0 && std::isfinite(tau),
+            "temperature must be finite and > 0 for normalizer '" + normalizer + "', got " +
+                std::to_string(tau) + " (use normalizer 'hard' for the tau -> 0 limit)");
+  else
+    require(tau >= 0 && std::isfinite(tau),
+            "temperature must be finite and >= 0, got " + std::to_string(tau));
+}
+
+/// Gumbel noise for the whole (L_q, L_k) grid, row-major from `seed`.
+template <class T>
+Mat<T> gumbel_noise(Eigen::Index L_q, Eigen::Index L_k, std::uint64_t seed) {
+  Rng rng(seed);
+  Mat<T> g(L_q, L_k);
+  for (Eigen::Index i = 0; i < g.size(); ++i) g.data()[i] = T(rng.gumbel());
+  return g;
+}
+
+template <class T, class N>
+norm::Row<T> row_of(const Mat<T>& z, const Mat<T>& noise, Eigen::Index i, T tau,
+                    const norm::NormOptions& opt) {
+  (void)N{};
+  return {z.row(i).data(), z.cols(), tau, noise.size() ? noise.row(i).data() : nullptr, &opt};
+}
+
+template <class N>
+constexpr bool needs_noise() {
+  if constexpr (requires { N::needs_noise; }) return N::needs_noise;
+  return false;
+}
+
+}  // namespace detail
+
+/// Seeded parameters for scoring function `score` at widths d_q, d_k and hidden size
+/// d_h (additive only). Same values on every platform for the same seed.
+template <class T>
+ScoreParams<T> init_params(const std::string& score, Eigen::Index d_q, Eigen::Index d_k,
+                           Eigen::Index d_h, std::uint64_t seed) {
+  detail::require(d_q > 0 && d_k > 0, "init_params: d_q and d_k must be >= 1, got d_q = " +
+                                          std::to_string(d_q) + ", d_k = " + std::to_string(d_k));
+  return visit_score(score, [&](auto f) {
+    return decltype(f)::template init<T>(ScoreShape{0, 0, d_q, d_k}, d_h, seed);
+  });
+}
+
+/// Single-head attention forward; returns every intermediate.
+/// Q: (L_q, d_q), K: (L_k, d_k), V: (L_k, d_v); params as the scoring function needs.
+/// Throws std::invalid_argument naming the argument for: empty or non-finite inputs,
+/// L_k mismatch between K and V, d_q != d_k where the score needs equal widths,
+/// parameter shapes, unknown score/normalizer names, bad temperature, mask or bias.
+template <class T>
+AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V,
+                                     const ScoreParams<T>& params, const AttentionConfig<T>& cfg) {
+  const ScoreShape shape = detail::check_inputs(Q, K, V);
+  AttentionResult<T> r;
+  visit_score(cfg.score, [&](auto f) {
+    using F = decltype(f);
+    F::validate(shape, params);
+    r.raw_scores = F::template forward<T>(Q, K, params);
+    r.scale = cfg.scale.value_or(F::default_scale(shape));
+  });
+  detail::require(std::isfinite(r.scale), "scale must be finite, got " + std::to_string(r.scale));
+  const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
+  detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
+
+  r.scores = T(r.scale) * r.raw_scores;
+  apply_bias(cfg.bias, mask.offset, r.scores);
+  r.masked_scores = r.scores;
+  for (Eigen::Index i = 0; i < shape.L_q; ++i)
+    for (Eigen::Index j = 0; j < shape.L_k; ++j) {
+      T& z = r.masked_scores(i, j);
+      if (!mask(i, j)) z = -std::numeric_limits<T>::infinity();
+      else if (std::isnan(z) || z == std::numeric_limits<T>::infinity())
+        detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
+                     "): " + std::to_string(double(r.scores(i, j))) +
+                     " (scale or inputs too large for this precision)");
+    }
+
+  r.weights.resize(shape.L_q, shape.L_k);
+  visit_normalizer(cfg.normalizer, [&](auto n) {
+    using N = decltype(n);
+    detail::check_temperature(cfg.temperature, N::soft, cfg.normalizer);
+    if constexpr (std::is_same_v<N, norm::TopKSoftmax>)
+      detail::require(cfg.norm_options.top_k >= 1,
+                      "top_k must be >= 1, got " + std::to_string(cfg.norm_options.top_k));
+    Mat<T> noise;
+    if constexpr (detail::needs_noise<N>())
+      noise = detail::gumbel_noise<T>(shape.L_q, shape.L_k, cfg.norm_options.seed);
+    for (Eigen::Index i = 0; i < shape.L_q; ++i)
+      N::forward(detail::row_of<T, N>(r.masked_scores, noise, i, T(cfg.temperature), cfg.norm_options),
+                 r.weights.row(i).data());
+  });
+  r.output = r.weights * V;
+
+  // Diagnostics (TUTORIAL_FACTS §8).
+  r.logsumexp.resize(shape.L_q);
+  r.entropy.resize(shape.L_q);
+  r.max_weight = r.weights.rowwise().maxCoeff();
+  const T tau = T(cfg.temperature);
+  for (Eigen::Index i = 0; i < shape.L_q; ++i) {
+    const auto z = r.masked_scores.row(i);
+    const T m = z.maxCoeff();
+    if (!norm::is_valid(m) || !(tau > 0)) {
+      r.logsumexp(i) = norm::is_valid(m) ? std::numeric_limits<T>::infinity()
+                                         : -std::numeric_limits<T>::infinity();
+    } else {
+      r.logsumexp(i) = m / tau + std::log(((z.array() - m) / tau).exp().sum());
+    }
+    T h = 0;
+    for (Eigen::Index j = 0; j < shape.L_k; ++j) {
+      const T p = r.weights(i, j);
+      if (p > 0) h -= p * std::log(p);
+    }
+    r.entropy(i) = h;
+  }
+  return r;
+}
+
+/// Backward of attention_forward for dO = dL/dO (L_q, d_v). `fwd` must be the result of
+/// attention_forward with the same arguments. Gradients of masked entries and of fully
+/// masked rows are exactly 0.
+template <class T>
+AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V,
+                                     const ScoreParams<T>& params, const AttentionConfig<T>& cfg,
+                                     const AttentionResult<T>& fwd, const Mat<T>& dO) {
+  const ScoreShape shape = detail::check_inputs(Q, K, V);
+  detail::require_shape(dO, shape.L_q, V.cols(), "grad_output (L_q x d_v)");
+  AttentionGrads<T> g;
+  g.dV = fwd.weights.transpose() * dO;
+  const Mat<T> dP = dO * V.transpose();  // (L_q, L_k)
+
+  // Through the normalizer: dZ = dL/dz on unmasked entries, 0 elsewhere.
+  Mat<T> dZ(shape.L_q, shape.L_k);
+  double dtau = 0;
+  visit_normalizer(cfg.normalizer, [&](auto n) {
+    using N = decltype(n);
+    Mat<T> noise;
+    if constexpr (detail::needs_noise<N>())
+      noise = detail::gumbel_noise<T>(shape.L_q, shape.L_k, cfg.norm_options.seed);
+    for (Eigen::Index i = 0; i < shape.L_q; ++i)
+      dtau += N::backward(detail::row_of<T, N>(fwd.masked_scores, noise, i, T(cfg.temperature),
+                                               cfg.norm_options),
+                          fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
+  });
+  g.dtemperature = dtau;
+
+  // Through the biases (reverse order): dense, relative, ALiBi (no parameters), softcap.
+  const auto& b = cfg.bias;
+  if (b.dense.size()) g.ddense = dZ;
+  if (b.relative.size()) {
+    const Eigen::Index R = b.relative.size() / 2;
+    g.drelative = Vec<T>::Zero(b.relative.size());
+    for (Eigen::Index i = 0; i < shape.L_q; ++i)
+      for (Eigen::Index j = 0; j < shape.L_k; ++j) g.drelative(detail::relative_index(i, j, R)) += dZ(i, j);
+  }
+  Mat<T> dS = dZ;
+  if (b.softcap) {
+    // s_capped = c tanh(s / c): ds = dcapped (1 - tanh^2).
+    const Mat<T> t = (T(fwd.scale) * fwd.raw_scores / T(*b.softcap)).array().tanh().matrix();
+    dS = (dS.array() * (T(1) - t.array().square())).matrix();
+  }
+  dS *= T(fwd.scale);
+
+  visit_score(cfg.score, [&](auto f) {
+    ScoreGrads<T> sg;
+    decltype(f)::template backward<T>(Q, K, params, dS, sg);
+    g.dQ = std::move(sg.dQ);
+    g.dK = std::move(sg.dK);
+    g.dparams = std::move(sg.dparams);
+  });
+  return g;
+}
+
+}  // namespace qkscope

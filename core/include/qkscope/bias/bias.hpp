@@ -1,0 +1,130 @@
+// qkscope/bias/bias.hpp — score modifiers and additive biases, applied in this fixed
+// order to the scaled scores s = scale * f(q, k):
+//   1. softcap      s <- c tanh(s / c)            (Gemma 2 Team 2024, §2; Grok-1)
+//   2. ALiBi        s <- s - m |j - (i + o)|      (Press, Smith & Lewis 2022, §3)
+//   3. relative     s <- s + r[clip(j - i, -R, R) + R]   (Shaw et al. 2018; T5-style table, unbucketed)
+//   4. dense bias   s <- s + B_ij                 (any additive mask/bias, e.g. 0 / -inf)
+// o is the mask's diagonal offset (0 top-left, L_k - L_q bottom-right), so ALiBi
+// penalises distance from the same diagonal the causal mask uses.
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "qkscope/detail/check.hpp"
+#include "qkscope/types.hpp"
+
+namespace qkscope {
+
+/// Additive biases and score modifiers of one attention head.
+template <class T>
+struct BiasSpec {
+  /// Softcap c > 0 (logit soft-capping); none when empty.
+  std::optional<double> softcap;
+  /// ALiBi slope m >= 0 of this head (see alibi_slopes()); none when empty.
+  std::optional<double> alibi_slope;
+  /// Relative-position table r of odd length 2R+1: bias r[clip(j - i, -R, R) + R]. Learnable.
+  Vec<T> relative;
+  /// Dense additive bias (L_q, L_k); entries may be -inf (masked), never NaN or +inf.
+  Mat<T> dense;
+};
+
+/// ALiBi slopes for n heads, head h gets slopes[h]. For n a power of two the geometric
+/// sequence 2^(-8/n), 2^(-16/n), ...; otherwise the construction of the ALiBi authors'
+/// reference code (also BLOOM, MPT): the slopes of the closest lower power of two p,
+/// followed by every other slope of 2p, up to n in total.
+inline std::vector<double> alibi_slopes(int n) {
+  detail::require(n >= 1, "alibi_slopes: head count must be >= 1, got " + std::to_string(n));
+  auto pow2 = [](int m) {
+    std::vector<double> s(m);
+    const double start = std::pow(2.0, -8.0 / m);
+    for (int i = 0; i < m; ++i) s[i] = std::pow(start, i + 1);
+    return s;
+  };
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  auto slopes = pow2(p);
+  if (p != n) {
+    const auto extra = pow2(2 * p);
+    for (int i = 0; int(slopes.size()) < n; i += 2) slopes.push_back(extra[i]);
+  }
+  return slopes;
+}
+
+/// Builds a keep mask (L_q, L_k) from a graph's edge list: edge (i, j) lets node i
+/// attend to node j (GAT, Velickovic et al. 2018, eq. 3 "masked attention").
+/// self_loops adds (i, i) for i < min(L_q, L_k). Throws for an out-of-range edge.
+inline KeepMask adjacency_mask(Eigen::Index L_q, Eigen::Index L_k,
+                               const std::vector<std::pair<Eigen::Index, Eigen::Index>>& edges,
+                               bool self_loops) {
+  KeepMask keep = KeepMask::Constant(L_q, L_k, false);
+  for (const auto& [i, j] : edges) {
+    detail::require(i >= 0 && i < L_q && j >= 0 && j < L_k,
+                    "edges: edge (" + std::to_string(i) + ", " + std::to_string(j) +
+                        ") is outside (L_q, L_k) = " + detail::shape_str(L_q, L_k));
+    keep(i, j) = true;
+  }
+  if (self_loops)
+    for (Eigen::Index i = 0; i < std::min(L_q, L_k); ++i) keep(i, i) = true;
+  return keep;
+}
+
+namespace detail {
+
+/// Checks a BiasSpec against (L_q, L_k).
+template <class T>
+void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
+  if (b.softcap) require_positive(*b.softcap, "bias.softcap");
+  if (b.alibi_slope)
+    require(std::isfinite(*b.alibi_slope) && *b.alibi_slope >= 0,
+            "bias.alibi_slope must be finite and >= 0, got " + std::to_string(*b.alibi_slope));
+  if (b.relative.size()) {
+    require(b.relative.size() % 2 == 1,
+            "bias.relative must have odd length 2R+1, got " + std::to_string(b.relative.size()));
+    require_finite(b.relative, "bias.relative");
+  }
+  if (b.dense.size()) {
+    require_shape(b.dense, L_q, L_k, "bias.dense (L_q x L_k)");
+    bool only01 = true;
+    for (Eigen::Index i = 0; i < b.dense.size(); ++i) {
+      const double x = b.dense.data()[i];
+      if (std::isnan(x) || x == std::numeric_limits<double>::infinity())
+        fail("bias.dense must not contain NaN or +inf, got " + std::to_string(x) + " at flat index " +
+             std::to_string(i));
+      only01 = only01 && (x == 0 || x == 1);
+    }
+    // shared/cases B07: a 0/1 keep matrix passed as an additive bias silently unmasks.
+    require(!only01 || b.dense.isZero(),
+            "bias.dense holds only 0 and 1: it is added to the scores, it does not mask; pass a "
+            "keep mask (mask.keep, true = may attend) instead");
+  }
+}
+
+inline Eigen::Index relative_index(Eigen::Index i, Eigen::Index j, Eigen::Index R) {
+  return std::clamp<Eigen::Index>(j - i, -R, R) + R;
+}
+
+}  // namespace detail
+
+/// Applies the modifiers in the documented order to scaled scores S (L_q, L_k).
+/// `capped` receives tanh(s / c) (needed by backward) when a softcap is set.
+template <class T>
+void apply_bias(const BiasSpec<T>& b, Eigen::Index offset, Mat<T>& S, Mat<T>* capped = nullptr) {
+  if (b.softcap) {
+    const T c = T(*b.softcap);
+    Mat<T> t = (S.array() / c).tanh().matrix();
+    S = c * t;
+    if (capped) *capped = std::move(t);
+  }
+  const Eigen::Index R = b.relative.size() / 2;
+  if (b.alibi_slope || b.relative.size())
+    for (Eigen::Index i = 0; i < S.rows(); ++i)
+      for (Eigen::Index j = 0; j < S.cols(); ++j) {
+        if (b.alibi_slope) S(i, j) -= T(*b.alibi_slope) * T(std::abs(j - (i + offset)));
+        if (R || b.relative.size()) S(i, j) += b.relative(detail::relative_index(i, j, R));
+      }
+  if (b.dense.size()) S += b.dense;
+}
+
+}  // namespace qkscope

@@ -1,0 +1,70 @@
+// qkscope/detail/check.hpp — argument validation that throws std::invalid_argument
+// with a message naming the argument and the offending shape or value.
+// Why: bad input must surface as a catchable error (also in JS), never abort or NaN.
+#pragma once
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "qkscope/types.hpp"
+
+namespace qkscope::detail {
+
+inline std::string shape_str(Eigen::Index rows, Eigen::Index cols) {
+  std::ostringstream s;
+  s << "(" << rows << ", " << cols << ")";
+  return s.str();
+}
+
+template <class Derived>
+std::string shape_of(const Eigen::EigenBase<Derived>& m) {
+  return shape_str(m.rows(), m.cols());
+}
+
+[[noreturn]] inline void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+/// Throws std::invalid_argument("<msg>") unless cond holds.
+inline void require(bool cond, const std::string& msg) {
+  if (!cond) fail(msg);
+}
+
+/// `name` must have exactly shape (rows, cols).
+template <class Derived>
+void require_shape(const Eigen::EigenBase<Derived>& m, Eigen::Index rows, Eigen::Index cols,
+                   const char* name) {
+  if (m.rows() != rows || m.cols() != cols)
+    fail(std::string(name) + " must have shape " + shape_str(rows, cols) + ", got " + shape_of(m));
+}
+
+/// `name` must be non-empty (no zero-sized dimension).
+template <class Derived>
+void require_nonempty(const Eigen::EigenBase<Derived>& m, const char* name) {
+  if (m.rows() == 0 || m.cols() == 0)
+    fail(std::string(name) + " must be non-empty, got shape " + shape_of(m));
+}
+
+/// Every entry of `name` must be finite (no NaN or +-inf).
+template <class Derived>
+void require_finite(const Eigen::MatrixBase<Derived>& m, const char* name) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+      if (!std::isfinite(static_cast<double>(m(i, j)))) {
+        std::ostringstream s;
+        s << name << " must be finite, got " << static_cast<double>(m(i, j)) << " at (" << i << ", "
+          << j << ")";
+        fail(s.str());
+      }
+}
+
+/// A scalar parameter must be finite and > 0.
+inline void require_positive(double value, const char* name) {
+  if (!(value > 0) || !std::isfinite(value)) {
+    std::ostringstream s;
+    s << name << " must be finite and > 0, got " << value;
+    fail(s.str());
+  }
+}
+
+}  // namespace qkscope::detail

@@ -1,0 +1,26 @@
+// qkscope/norm/softmax.hpp — softmax normalizer p_j = exp(z_j / tau) / sum_l exp(z_l / tau)
+// (Bridle 1990; temperature as in Hinton, Vinyals & Dean 2015, eq. 1).
+// Differentiable, every unmasked key gets p > 0, rows sum to 1.
+#pragma once
+
+#include "qkscope/norm/row.hpp"
+
+namespace qkscope::norm {
+
+struct Softmax {
+  static constexpr const char* name = "softmax";
+  static constexpr const char* label = "Softmax";
+  static constexpr const char* tex = R"(p_j=\frac{e^{z_j/\tau}}{\sum_l e^{z_l/\tau}})";
+  static constexpr bool soft = true;  // requires tau > 0
+
+  template <class T>
+  static void forward(const Row<T>& r, T* p) {
+    stable_softmax(r.z, r.n, r.tau, nullptr, p);
+  }
+  template <class T>
+  static T backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
+    return softmax_backward(r.z, p, dp, r.n, r.tau, dz);
+  }
+};
+
+}  // namespace qkscope::norm

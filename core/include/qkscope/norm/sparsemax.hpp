@@ -1,0 +1,57 @@
+// qkscope/norm/sparsemax.hpp — sparsemax p = argmin_{p in simplex} |p - z/tau|^2
+// (Martins & Astudillo 2016, eq. 2; closed form by sorting, Algorithm 1 / Prop. 1).
+// Exact zeros outside the support S; differentiable almost everywhere with
+// Jacobian diag(s) - s s^T / |S| (eq. 13), s the support indicator.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "qkscope/norm/row.hpp"
+
+namespace qkscope::norm {
+
+struct Sparsemax {
+  static constexpr const char* name = "sparsemax";
+  static constexpr const char* label = "Sparsemax";
+  static constexpr const char* tex = R"(p=\arg\min_{p\in\Delta}\lVert p-\mathbf z/\tau\rVert^2)";
+  static constexpr bool soft = true;
+
+  /// Shift-invariance lets us use y = (z - max) / tau, finite for any tau > 0.
+  template <class T>
+  static void forward(const Row<T>& r, T* p) {
+    const Eigen::Index best = argmax_lowest(r.z, r.n);
+    for (Eigen::Index j = 0; j < r.n; ++j) p[j] = T(0);
+    if (best < 0) return;
+    const T m = r.z[best];
+    std::vector<T> y;
+    for (Eigen::Index j = 0; j < r.n; ++j)
+      if (is_valid(r.z[j])) y.push_back((r.z[j] - m) / r.tau);
+    std::sort(y.begin(), y.end(), [](T a, T b) { return a > b; });
+    T cumsum = 0, threshold = 0;
+    for (std::size_t k = 0; k < y.size(); ++k) {
+      cumsum += y[k];
+      if (T(1) + T(k + 1) * y[k] > cumsum) threshold = (cumsum - T(1)) / T(k + 1);
+      else break;  // the support condition fails for every later k too (y sorted)
+    }
+    for (Eigen::Index j = 0; j < r.n; ++j)
+      if (is_valid(r.z[j])) p[j] = std::max(T(0), (r.z[j] - m) / r.tau - threshold);
+  }
+  /// dy = s * (dp - mean_S dp); dz = dy / tau; dtau = -sum_j dz_j (z_j - m) / tau.
+  template <class T>
+  static T backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
+    T sum = 0, m = -std::numeric_limits<T>::infinity();
+    Eigen::Index support = 0;
+    for (Eigen::Index j = 0; j < r.n; ++j)
+      if (p[j] > 0) { sum += dp[j]; ++support; m = std::max(m, r.z[j]); }
+    const T mean = support ? sum / T(support) : T(0);
+    T dtau = 0;
+    for (Eigen::Index j = 0; j < r.n; ++j) {
+      dz[j] = p[j] > 0 ? (dp[j] - mean) / r.tau : T(0);
+      if (p[j] > 0) dtau -= dz[j] * (r.z[j] - m) / r.tau;
+    }
+    return dtau;
+  }
+};
+
+}  // namespace qkscope::norm

@@ -1,0 +1,104 @@
+// qkscope/score/additive.hpp — additive ("concat") score
+//   f(q, k) = v^T tanh(W_q q + W_k k + b)
+// (Bahdanau, Cho & Bengio 2015, appendix A.1.2, eq. for e_ij; also GAT's scoring
+// family). W_q: (d_h, d_q), W_k: (d_h, d_k), v, b: (d_h).
+// Cost: L_q d_q d_h + L_k d_k d_h projections, then L_q L_k d_h tanh + FMAs.
+// Why row by row: the textbook broadcast builds an L_q x L_k x d_h tensor; here
+// at most one (L_k, d_h) slab lives at a time and backward recomputes tanh.
+#pragma once
+
+#include <cmath>
+
+#include "qkscope/detail/check.hpp"
+#include "qkscope/detail/rng.hpp"
+#include "qkscope/score/params.hpp"
+
+namespace qkscope::score {
+
+struct Additive {
+  static constexpr const char* name = "additive";
+  static constexpr const char* label = "Additive (Bahdanau)";
+  static constexpr const char* tex =
+      R"(f(\mathbf q,\mathbf k)=\mathbf v^\top\tanh(W_q\mathbf q+W_k\mathbf k+\mathbf b))";
+  static constexpr const char* params = "W_q,W_k,v,b";
+  static constexpr bool same_dim = false;
+
+  static double default_scale(const ScoreShape&) { return 1.0; }
+  template <class T>
+  static void validate(const ScoreShape& s, const ScoreParams<T>& p) {
+    const auto d_h = p.v.size();
+    detail::require(d_h > 0, "params.v (additive, d_h) must be non-empty");
+    detail::require_shape(p.W_q, d_h, s.d_q, "params.W_q (additive, d_h x d_q)");
+    detail::require_shape(p.W_k, d_h, s.d_k, "params.W_k (additive, d_h x d_k)");
+    detail::require(p.b.size() == 0 || p.b.size() == d_h,
+                    "params.b (additive) must have length d_h = " + std::to_string(d_h) +
+                        " or be empty, got " + std::to_string(p.b.size()));
+  }
+  /// Glorot-style normals: W_q ~ N(0, 1/d_q), W_k ~ N(0, 1/d_k), v ~ N(0, 1/d_h), b = 0.
+  template <class T>
+  static ScoreParams<T> init(const ScoreShape& s, Eigen::Index d_h, std::uint64_t seed) {
+    detail::require(d_h > 0, "hidden size d_h (additive) must be >= 1, got " + std::to_string(d_h));
+    detail::Rng rng(seed);
+    auto fill = [&](auto& m, double sd) {
+      for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = T(sd * rng.normal());
+    };
+    ScoreParams<T> p;
+    p.W_q.resize(d_h, s.d_q);
+    p.W_k.resize(d_h, s.d_k);
+    p.v.resize(d_h);
+    fill(p.W_q, 1.0 / std::sqrt(double(s.d_q)));
+    fill(p.W_k, 1.0 / std::sqrt(double(s.d_k)));
+    fill(p.v, 1.0 / std::sqrt(double(d_h)));
+    p.b = Vec<T>::Zero(d_h);
+    return p;
+  }
+
+  /// S_ij = sum_h v_h tanh(A_ih + B_jh + b_h), A = Q W_q^T, B = K W_k^T.  (L_q, L_k)
+  template <class T>
+  static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
+    const Mat<T> A = project_q(Q, p), B = K * p.W_k.transpose();
+    Mat<T> S(Q.rows(), K.rows());
+    Mat<T> H(K.rows(), p.v.size());  // one (L_k, d_h) slab per query
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) {
+      H = (B.rowwise() + A.row(i)).array().tanh();
+      S.row(i) = (H * p.v).transpose();
+    }
+    return S;
+  }
+  /// With T_ijh = tanh(.), G_ijh = dS_ij v_h (1 - T_ijh^2):
+  /// dA = sum_j G, dB = sum_i G, db = sum_ij G, dv = sum_ij dS_ij T_ij,
+  /// dQ = dA W_q, dW_q = dA^T Q, dK = dB W_k, dW_k = dB^T K.
+  template <class T>
+  static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
+                       ScoreGrads<T>& g) {
+    const Eigen::Index d_h = p.v.size();
+    const Mat<T> A = project_q(Q, p), B = K * p.W_k.transpose();
+    Mat<T> dA = Mat<T>::Zero(Q.rows(), d_h), dB = Mat<T>::Zero(K.rows(), d_h);
+    Vec<T> dv = Vec<T>::Zero(d_h);
+    Mat<T> H(K.rows(), d_h), G(K.rows(), d_h);
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) {
+      H = (B.rowwise() + A.row(i)).array().tanh();
+      dv.noalias() += H.transpose() * dS.row(i).transpose();
+      G = (dS.row(i).transpose() * p.v.transpose()).array() * (T(1) - H.array().square());
+      dA.row(i) = G.colwise().sum();
+      dB += G;
+    }
+    g.dQ = dA * p.W_q;
+    g.dK = dB * p.W_k;
+    g.dparams.W_q = dA.transpose() * Q;
+    g.dparams.W_k = dB.transpose() * K;
+    g.dparams.v = dv;
+    g.dparams.b = dA.colwise().sum().transpose();
+  }
+
+ private:
+  /// A = Q W_q^T + b (the bias folded into the query side).  (L_q, d_h)
+  template <class T>
+  static Mat<T> project_q(const Mat<T>& Q, const ScoreParams<T>& p) {
+    Mat<T> A = Q * p.W_q.transpose();
+    if (p.b.size()) A.rowwise() += p.b.transpose();
+    return A;
+  }
+};
+
+}  // namespace qkscope::score

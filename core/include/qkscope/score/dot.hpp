@@ -1,0 +1,49 @@
+// qkscope/score/dot.hpp — dot-product score f(q, k) = q . k  (Luong et al. 2015, eq. 8 "dot").
+// Cost L_q L_k d. Needs d_q = d_k. Its variance grows with d_k (see scaled_dot.hpp).
+#pragma once
+
+#include <cmath>
+
+#include "qkscope/detail/check.hpp"
+#include "qkscope/score/params.hpp"
+
+namespace qkscope::score {
+
+/// Shared by dot and scaled dot: raw scores S = Q K^T.
+struct DotProduct {
+  static constexpr bool same_dim = true;
+  static constexpr const char* params = "";
+
+  template <class T>
+  static void validate(const ScoreShape& s, const ScoreParams<T>&) {
+    detail::require(s.d_q == s.d_k, "query and key must have the same width d for dot-product "
+                                    "scores, got d_q = " + std::to_string(s.d_q) +
+                                    ", d_k = " + std::to_string(s.d_k));
+  }
+  template <class T>
+  static ScoreParams<T> init(const ScoreShape&, Eigen::Index /*d_h*/, std::uint64_t /*seed*/) {
+    return {};
+  }
+  /// S = Q K^T, shape (L_q, L_k).
+  template <class T>
+  static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
+    return Q * K.transpose();
+  }
+  /// dQ = dS K, dK = dS^T Q.
+  template <class T>
+  static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
+                       ScoreGrads<T>& g) {
+    g.dQ = dS * K;
+    g.dK = dS.transpose() * Q;
+  }
+};
+
+/// Plain dot product: default scale 1.
+struct Dot : DotProduct {
+  static constexpr const char* name = "dot";
+  static constexpr const char* label = "Dot product";
+  static constexpr const char* tex = R"(f(\mathbf q,\mathbf k)=\mathbf q^\top\mathbf k)";
+  static double default_scale(const ScoreShape&) { return 1.0; }
+};
+
+}  // namespace qkscope::score

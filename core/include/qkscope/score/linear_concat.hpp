@@ -1,0 +1,57 @@
+// qkscope/score/linear_concat.hpp — linear concat score f(q, k) = w^T [q; k]
+// (the "concat" score without its nonlinearity). w: (d_q + d_k) = [w_q; w_k].
+// It is separable: f = w_q . q + w_k . k, so it costs L_q d_q + L_k d_k + L_q L_k,
+// and the query term is constant along a softmax row and cancels: the weights do
+// not depend on the query at all (TUTORIAL_FACTS 5.3).
+#pragma once
+
+#include "qkscope/detail/check.hpp"
+#include "qkscope/detail/rng.hpp"
+#include "qkscope/score/params.hpp"
+
+namespace qkscope::score {
+
+struct LinearConcat {
+  static constexpr const char* name = "linear_concat";
+  static constexpr const char* label = "Linear concat";
+  static constexpr const char* tex =
+      R"(f(\mathbf q,\mathbf k)=\mathbf w^\top[\mathbf q;\mathbf k]=\mathbf w_q^\top\mathbf q+\mathbf w_k^\top\mathbf k)";
+  static constexpr const char* params = "w";
+  static constexpr bool same_dim = false;
+
+  static double default_scale(const ScoreShape&) { return 1.0; }
+  template <class T>
+  static void validate(const ScoreShape& s, const ScoreParams<T>& p) {
+    detail::require(p.w.size() == s.d_q + s.d_k,
+                    "params.w (linear_concat) must have length d_q + d_k = " +
+                        std::to_string(s.d_q + s.d_k) + ", got " + std::to_string(p.w.size()));
+  }
+  /// w ~ N(0, 1/(d_q + d_k)).
+  template <class T>
+  static ScoreParams<T> init(const ScoreShape& s, Eigen::Index, std::uint64_t seed) {
+    detail::Rng rng(seed);
+    ScoreParams<T> p;
+    p.w.resize(s.d_q + s.d_k);
+    const double sd = 1.0 / std::sqrt(double(s.d_q + s.d_k));
+    for (Eigen::Index i = 0; i < p.w.size(); ++i) p.w(i) = T(sd * rng.normal());
+    return p;
+  }
+  /// S_ij = a_i + c_j with a = Q w_q, c = K w_k.  (L_q, L_k)
+  template <class T>
+  static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
+    const Vec<T> a = Q * p.w.head(Q.cols()), c = K * p.w.tail(K.cols());
+    return a.replicate(1, K.rows()) + c.transpose().replicate(Q.rows(), 1);
+  }
+  /// dQ_i = (sum_j dS_ij) w_q, dK_j = (sum_i dS_ij) w_k, dw = [Q^T r; K^T c].
+  template <class T>
+  static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
+                       ScoreGrads<T>& g) {
+    const Vec<T> r = dS.rowwise().sum(), c = dS.colwise().sum().transpose();
+    g.dQ = r * p.w.head(Q.cols()).transpose();
+    g.dK = c * p.w.tail(K.cols()).transpose();
+    g.dparams.w.resize(p.w.size());
+    g.dparams.w << Q.transpose() * r, K.transpose() * c;
+  }
+};
+
+}  // namespace qkscope::score

@@ -1,0 +1,141 @@
+/**
+ * qkscope — typed JS API of the C++ attention core compiled to WebAssembly.
+ *
+ * Conventions (same as the C++ core):
+ * - Matrices are row-major: row i is token i. Shapes are written (rows, cols).
+ *   Q: (L_q, d_q), K: (L_k, d_k), V: (L_k, d_v), scores/weights: (L_q, L_k), output: (L_q, d_v).
+ * - Masks use one polarity: true = the query may attend to the key (PyTorch SDPA / FlexAttention).
+ * - Pipeline order: raw score f(q,k) -> x scale -> + bias -> mask -> normalizer(z / temperature) -> weights x V.
+ * - A fully masked row has weights 0, output 0 and logsumexp -Infinity (never NaN).
+ * - Bad input throws a RangeError whose message names the argument and the shape or value at fault.
+ */
+
+/** Identifier of a scoring function, from the core's registry (see `QkScope.scoreFunctions`). */
+export type ScoreName = 'dot' | 'scaled_dot' | 'cosine' | 'bilinear' | 'additive' | 'linear_concat';
+
+/** Row-major float32 matrix. `data.length === rows * cols`. */
+export interface Matrix {
+  rows: number;
+  cols: number;
+  data: Float32Array;
+}
+
+/** A matrix given as `Matrix` or as nested arrays (`number[][]`, each inner array one row). */
+export type MatrixLike = Matrix | ArrayLike<ArrayLike<number>>;
+/** A vector given as a typed array or a plain array. */
+export type VectorLike = Float32Array | ArrayLike<number>;
+
+/**
+ * Learnable parameters of the scoring functions; each function reads only its own fields.
+ * - W:   (d_q, d_k)   bilinear, q^T W k                     (Luong et al. 2015, eq. 8 "general")
+ * - W_q: (d_h, d_q), W_k: (d_h, d_k), v: (d_h), b: (d_h)   additive, v^T tanh(W_q q + W_k k + b) (Bahdanau et al. 2015)
+ * - w:   (d_q + d_k)  linear concat, w^T [q; k]
+ */
+export interface ScoreParams<M = MatrixLike, V = VectorLike> {
+  W?: M;
+  W_q?: M;
+  W_k?: M;
+  v?: V;
+  b?: V;
+  w?: V;
+}
+
+/** Static description of a scoring function (from the C++ registry). */
+export interface ScoreInfo {
+  name: ScoreName;
+  /** Human label, e.g. "Scaled dot product". */
+  label: string;
+  /** KaTeX source of f(q, k). */
+  tex: string;
+  /** Parameter names it uses, e.g. ["W_q", "W_k", "v", "b"]. */
+  params: string[];
+  /** True when d_q must equal d_k. */
+  sameDim: boolean;
+}
+
+/** Where the causal diagonal sits when L_q != L_k (cuDNN / FlashAttention 2.1 terminology). */
+export type CausalAlignment = 'top_left' | 'bottom_right';
+
+/** Normalizer turning a row of logits into weights. */
+export type NormalizerName = 'softmax' | 'hard' | 'gumbel_softmax' | 'sparsemax' | 'topk_softmax';
+
+export interface ForwardOptions {
+  /** Queries, (L_q, d_q). */
+  query: MatrixLike;
+  /** Keys, (L_k, d_k). */
+  key: MatrixLike;
+  /** Values, (L_k, d_v). */
+  value: MatrixLike;
+  /** Scoring function; default 'scaled_dot'. */
+  score?: ScoreName;
+  /** Parameters; missing ones are initialised from `seed` (see `initParams`). */
+  params?: ScoreParams;
+  /** Seed for parameter initialisation (and Gumbel noise); default 0. */
+  seed?: number;
+  /** Hidden size d_h of additive attention; default d_k. */
+  hidden?: number;
+  /** Multiplies raw scores; default 1/sqrt(d_k) for 'scaled_dot', else 1. Any explicit value, 0 included, is used as given. */
+  scale?: number;
+  /** Softmax temperature tau > 0 (dimensionless): weights = normalize(z / tau). Default 1. */
+  temperature?: number;
+  /** Number of valid keys (key padding): keys >= keyLength are masked. Default L_k. */
+  keyLength?: number;
+  /** Causal mask; default false. */
+  causal?: boolean;
+  /** Causal diagonal alignment when L_q != L_k; default 'top_left'. */
+  causalAlignment?: CausalAlignment;
+  /** Sliding window: key j visible from query i when -left <= j - i' <= right (i' the aligned diagonal). Omit for none. */
+  window?: { left: number; right: number };
+  /** Additive bias added to scores, (L_q, L_k). */
+  bias?: MatrixLike;
+  /** Explicit keep mask, (L_q, L_k), true = may attend. Combined with the others by AND. */
+  mask?: ArrayLike<ArrayLike<boolean | number>>;
+  /** Normalizer; default 'softmax'. */
+  normalizer?: NormalizerName;
+  /** k for 'topk_softmax' (>= 1). */
+  topK?: number;
+  /** Straight-through hard variant for 'gumbel_softmax'. */
+  hard?: boolean;
+}
+
+export interface ForwardResult {
+  /** f(q, k) before scale, (L_q, L_k). */
+  rawScores: Matrix;
+  /** Logits after scale and bias, before the mask, (L_q, L_k). */
+  scores: Matrix;
+  /** Logits with masked entries set to -Infinity, (L_q, L_k). */
+  maskedScores: Matrix;
+  /** Attention weights, rows sum to 1 (or 0 for fully masked rows), (L_q, L_k). */
+  weights: Matrix;
+  /** weights x V, (L_q, d_v). */
+  output: Matrix;
+  /** log sum_j exp(z_ij / tau) per query row, (L_q); -Infinity for a fully masked row. */
+  logsumexp: Float32Array;
+  /** Row entropy H = -sum p log p in nats, (L_q); 0 = one-hot, log L_k = uniform. */
+  entropy: Float32Array;
+  /** Largest weight per row, (L_q). */
+  maxWeight: Float32Array;
+  /** The parameters used (given or initialised), as Matrix / Float32Array. */
+  params: ScoreParams<Matrix, Float32Array>;
+  /** The scale used. */
+  scale: number;
+}
+
+export interface QkScope {
+  /** Version of the core. */
+  readonly version: string;
+  /** The registry of scoring functions, in tutorial order. */
+  readonly scoreFunctions: readonly ScoreInfo[];
+  /** Runs attention and returns every intermediate. Throws RangeError on bad input. */
+  forward(options: ForwardOptions): ForwardResult;
+  /** Seeded parameter initialisation for a scoring function. Throws RangeError on bad sizes. */
+  initParams(score: ScoreName, dQ: number, dK: number, hidden: number, seed: number): ScoreParams<Matrix, Float32Array>;
+}
+
+export interface LoadOptions {
+  /** The .wasm bytes (required in Node; in browsers the file next to the module is fetched). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}
+
+/** Loads (once) and returns the qkscope module. Concurrent calls share one instance. */
+export function loadQkScope(options?: LoadOptions): Promise<QkScope>;
