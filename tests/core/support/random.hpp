@@ -1,0 +1,35 @@
+// tests/core/support/random.hpp — seeded random inputs for the tests.
+#pragma once
+
+#include "qkscope/detail/rng.hpp"
+#include "qkscope/types.hpp"
+
+namespace qktest {
+
+/// (rows, cols) matrix with N(0, sd^2) entries from `rng`.
+template <class T = double>
+qkscope::Mat<T> randn(qkscope::detail::Rng& rng, Eigen::Index rows, Eigen::Index cols, double sd = 1.0) {
+  qkscope::Mat<T> m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = T(sd * rng.normal());
+  return m;
+}
+
+template <class T = double>
+qkscope::Vec<T> randn_vec(qkscope::detail::Rng& rng, Eigen::Index n, double sd = 1.0) {
+  qkscope::Vec<T> v(n);
+  for (Eigen::Index i = 0; i < n; ++i) v(i) = T(sd * rng.normal());
+  return v;
+}
+
+/// Shapes that sweep the boundaries: length 1, L_q != L_k both ways, odd widths.
+struct Shape {
+  Eigen::Index L_q, L_k, d_q, d_k, d_v, d_h;
+};
+inline const Shape kShapes[] = {
+    {1, 1, 1, 1, 1, 1}, {1, 5, 3, 3, 2, 4}, {5, 1, 2, 2, 3, 2},
+    {3, 7, 4, 4, 2, 3}, {7, 3, 5, 5, 1, 5}, {6, 6, 3, 3, 4, 7},
+};
+/// The same with d_q != d_k, for scoring functions that allow it.
+inline const Shape kMixedShapes[] = {{4, 6, 3, 5, 2, 4}, {5, 2, 6, 1, 3, 3}};
+
+}  // namespace qktest
