@@ -1,0 +1,38 @@
+# Emscripten build of the Embind module: wasm/src/*.cpp -> wasm/dist/qkscope_core.{mjs,wasm}.
+# Flags follow TOOLCHAIN.md (Emscripten 3.1.6); NODE_PATH=/usr/share/nodejs must be set
+# for the link (the presets and scripts/build-wasm.sh do it).
+file(GLOB QKSCOPE_WASM_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/wasm/src/*.cpp)
+if(NOT QKSCOPE_WASM_SOURCES)
+  message(FATAL_ERROR "qkscope: no Embind sources in wasm/src/*.cpp, nothing to build for wasm")
+endif()
+
+add_executable(qkscope_core ${QKSCOPE_WASM_SOURCES})
+target_link_libraries(qkscope_core PRIVATE qkscope qkscope_warnings)
+target_compile_options(qkscope_core PRIVATE
+  -O3                   # never -Os/-Oz with Eigen: no smaller, ~40x slower
+  -fwasm-exceptions)    # bindings catch and rethrow real JS errors
+target_link_options(qkscope_core PRIVATE
+  -O3
+  -fwasm-exceptions
+  --bind
+  -sMODULARIZE=1
+  -sEXPORT_ES6=1
+  -sEXPORT_NAME=createQkScopeCore
+  -sENVIRONMENT=web,worker       # no 'node' with ES6 output in 3.1.6; Node passes wasmBinary
+  -sALLOW_MEMORY_GROWTH=1
+  -sMAXIMUM_MEMORY=1GB           # past it: std::bad_alloc, catchable, module survives
+  -sDYNAMIC_EXECUTION=0          # no new Function/eval: works under strict CSP
+  -sFILESYSTEM=0)
+set_target_properties(qkscope_core PROPERTIES
+  SUFFIX ".mjs"
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_SOURCE_DIR}/wasm/dist)
+# Make's clean should remove the .wasm written next to the .mjs.
+set_property(TARGET qkscope_core APPEND PROPERTY ADDITIONAL_CLEAN_FILES
+  ${PROJECT_SOURCE_DIR}/wasm/dist/qkscope_core.wasm)
+
+# `ctest --preset wasm` runs the Node tests of the built module.
+enable_testing()
+find_program(QKSCOPE_NODE NAMES node nodejs REQUIRED)
+add_test(NAME wasm_node_tests
+  COMMAND /bin/sh -c "\"${QKSCOPE_NODE}\" --test tests/wasm/*.test.mjs"
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

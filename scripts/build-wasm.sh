@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# build-wasm.sh — configure (first time) and build the Emscripten preset:
+# wasm/src/*.cpp -> wasm/dist/qkscope_core.mjs + wasm/dist/qkscope_core.wasm.
+# Up-to-date builds return in about a second (make does nothing).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export NODE_PATH=/usr/share/nodejs   # em++ links at -O1+ need node-acorn (TOOLCHAIN.md)
+
+if [[ ! -f build/wasm/CMakeCache.txt ]]; then
+  cmake --preset wasm
+fi
+cmake --build --preset wasm --parallel "${QKSCOPE_JOBS:-$(nproc)}"
+for f in wasm/dist/qkscope_core.mjs wasm/dist/qkscope_core.wasm; do
+  [[ -s $f ]] || { echo "build-wasm: $f was not produced" >&2; exit 1; }
+done
+echo "build-wasm: wasm/dist/qkscope_core.{mjs,wasm} up to date"
