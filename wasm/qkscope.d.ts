@@ -7,7 +7,11 @@
  * - Masks use one polarity: true = the query may attend to the key (PyTorch SDPA / FlexAttention).
  * - Pipeline order: raw score f(q,k) -> x scale -> + bias -> mask -> normalizer(z / temperature) -> weights x V.
  * - A fully masked row has weights 0, output 0 and logsumexp -Infinity (never NaN).
- * - Bad input throws a RangeError whose message names the argument and the shape or value at fault.
+ * - Bad input throws a RangeError whose message names the argument and the shape or value at fault
+ *   (e.g. "query: row 2 has 3 entries, expected 4", "key[1][0] must be a number, got a string",
+ *   "options: unknown option 'temprature' (known: ...)"). Other failures (out of memory) throw an
+ *   Error. The module stays usable after either.
+ * - Results hold copies (Float32Array), never views into WebAssembly memory.
  */
 
 /** Identifier of a scoring function, from the core's registry (see `QkScope.scoreFunctions`). */
@@ -59,6 +63,18 @@ export type CausalAlignment = 'top_left' | 'bottom_right';
 /** Normalizer turning a row of logits into weights. */
 export type NormalizerName = 'softmax' | 'hard' | 'gumbel_softmax' | 'sparsemax' | 'topk_softmax';
 
+/** Static description of a normalizer (from the C++ registry). */
+export interface NormalizerInfo {
+  name: NormalizerName;
+  /** Human label, e.g. "Top-k softmax". */
+  label: string;
+  /** KaTeX source of the weights p. */
+  tex: string;
+  /** True when it needs temperature > 0 (all but 'hard', which ignores the temperature). */
+  soft: boolean;
+}
+
+/** Options of `forward` / `backward`. Unknown keys throw (catches typos such as 'temprature'). */
 export interface ForwardOptions {
   /** Queries, (L_q, d_q). */
   query: MatrixLike;
@@ -72,7 +88,7 @@ export interface ForwardOptions {
   params?: ScoreParams;
   /** Seed for parameter initialisation (and Gumbel noise); default 0. */
   seed?: number;
-  /** Hidden size d_h of additive attention; default d_k. */
+  /** Hidden size d_h of additive attention; default: the size of given additive params (v, W_q, W_k, b), else d_k. */
   hidden?: number;
   /** Multiplies raw scores; default 1/sqrt(d_k) for 'scaled_dot', else 1. Any explicit value, 0 included, is used as given. */
   scale?: number;
@@ -84,12 +100,13 @@ export interface ForwardOptions {
   causal?: boolean;
   /** Causal diagonal alignment when L_q != L_k; default 'top_left'. */
   causalAlignment?: CausalAlignment;
-  /** Sliding window: key j visible from query i when -left <= j - i' <= right (i' the aligned diagonal). Omit for none. */
+  /** Sliding window: key j visible from query i when -left <= j - i' <= right (i' the aligned diagonal). Omit for none;
+   *  a side omitted or Infinity is unbounded. */
   window?: { left: number; right: number };
-  /** Additive bias added to scores, (L_q, L_k). */
+  /** Additive bias added to scores, (L_q, L_k). Entries finite or -Infinity (masks); never NaN or +Infinity. */
   bias?: MatrixLike;
   /** Explicit keep mask, (L_q, L_k), true = may attend. Combined with the others by AND. */
-  mask?: ArrayLike<ArrayLike<boolean | number>>;
+  mask?: ArrayLike<ArrayLike<boolean | number>> | { rows: number; cols: number; data: ArrayLike<boolean | number> };
   /** Normalizer; default 'softmax'. */
   normalizer?: NormalizerName;
   /** k for 'topk_softmax' (>= 1). */
@@ -121,13 +138,39 @@ export interface ForwardResult {
   scale: number;
 }
 
+/** Gradients of a scalar loss L given gradOutput = dL/d(output); each has the shape of what it differentiates. */
+export interface BackwardResult {
+  /** dL/dQ, (L_q, d_q). */
+  dQuery: Matrix;
+  /** dL/dK, (L_k, d_k). */
+  dKey: Matrix;
+  /** dL/dV, (L_k, d_v). */
+  dValue: Matrix;
+  /** dL/d(parameters) of the scoring function (its own fields only; {} for dot, scaled_dot, cosine). */
+  dParams: ScoreParams<Matrix, Float32Array>;
+  /** dL/d(temperature). */
+  dTemperature: number;
+  /** dL/d(bias), (L_q, L_k); present when `bias` was given. */
+  dBias?: Matrix;
+}
+
 export interface QkScope {
   /** Version of the core. */
   readonly version: string;
   /** The registry of scoring functions, in tutorial order. */
   readonly scoreFunctions: readonly ScoreInfo[];
+  /** The registry of normalizers, in tutorial order. */
+  readonly normalizers: readonly NormalizerInfo[];
   /** Runs attention and returns every intermediate. Throws RangeError on bad input. */
   forward(options: ForwardOptions): ForwardResult;
+  /**
+   * Gradients of a scalar loss L through attention, given gradOutput = dL/d(output), (L_q, d_v)
+   * (e.g. all ones for L = sum of the outputs). Recomputes the forward pass with the same options
+   * (same seed, so the same initialised parameters and Gumbel noise). Masked entries and fully
+   * masked rows get exactly 0; 'hard' has zero gradient; 'gumbel_softmax' with hard: true uses the
+   * straight-through (soft) gradient. Throws RangeError on bad input.
+   */
+  backward(options: ForwardOptions, gradOutput: MatrixLike): BackwardResult;
   /** Seeded parameter initialisation for a scoring function. Throws RangeError on bad sizes. */
   initParams(score: ScoreName, dQ: number, dK: number, hidden: number, seed: number): ScoreParams<Matrix, Float32Array>;
 }

@@ -87,10 +87,10 @@ inline void check_temperature(double tau, bool soft, const std::string& normaliz
   if (soft)
     require(tau > 0 && std::isfinite(tau),
             "temperature must be finite and > 0 for normalizer '" + normalizer + "', got " +
-                std::to_string(tau) + " (use normalizer 'hard' for the tau -> 0 limit)");
+                num(tau) + " (use normalizer 'hard' for the tau -> 0 limit)");
   else
     require(tau >= 0 && std::isfinite(tau),
-            "temperature must be finite and >= 0, got " + std::to_string(tau));
+            "temperature must be finite and >= 0, got " + num(tau));
 }
 
 /// Gumbel noise for the whole (L_q, L_k) grid, row-major from `seed`.
@@ -145,7 +145,7 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
     r.raw_scores = F::template forward<T>(Q, K, params);
     r.scale = cfg.scale.value_or(F::default_scale(shape));
   });
-  detail::require(std::isfinite(r.scale), "scale must be finite, got " + std::to_string(r.scale));
+  detail::require(std::isfinite(r.scale), "scale must be finite, got " + detail::num(r.scale));
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
 
@@ -158,7 +158,7 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
       if (!mask(i, j)) z = -std::numeric_limits<T>::infinity();
       else if (std::isnan(z) || z == std::numeric_limits<T>::infinity())
         detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
-                     "): " + std::to_string(double(r.scores(i, j))) +
+                     "): " + detail::num(r.scores(i, j)) +
                      " (scale or inputs too large for this precision)");
     }
 

@@ -78,7 +78,7 @@ void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
   if (b.softcap) require_positive(*b.softcap, "bias.softcap");
   if (b.alibi_slope)
     require(std::isfinite(*b.alibi_slope) && *b.alibi_slope >= 0,
-            "bias.alibi_slope must be finite and >= 0, got " + std::to_string(*b.alibi_slope));
+            "bias.alibi_slope must be finite and >= 0, got " + num(*b.alibi_slope));
   if (b.relative.size()) {
     require(b.relative.size() % 2 == 1,
             "bias.relative must have odd length 2R+1, got " + std::to_string(b.relative.size()));
@@ -90,7 +90,7 @@ void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
     for (Eigen::Index i = 0; i < b.dense.size(); ++i) {
       const double x = b.dense.data()[i];
       if (std::isnan(x) || x == std::numeric_limits<double>::infinity())
-        fail("bias.dense must not contain NaN or +inf, got " + std::to_string(x) + " at flat index " +
+        fail("bias.dense must not contain NaN or +inf, got " + num(x) + " at flat index " +
              std::to_string(i));
       only01 = only01 && (x == 0 || x == 1);
     }

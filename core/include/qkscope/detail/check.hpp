@@ -23,6 +23,14 @@ std::string shape_of(const Eigen::EigenBase<Derived>& m) {
   return shape_str(m.rows(), m.cols());
 }
 
+/// A number as a person would write it: shortest round-trip form ("0", "1e-09", "-inf").
+inline std::string num(double x) {
+  std::ostringstream s;
+  s.precision(9);
+  s << x;
+  return s.str();
+}
+
 [[noreturn]] inline void fail(const std::string& what) { throw std::invalid_argument(what); }
 
 /// Throws std::invalid_argument("<msg>") unless cond holds.
@@ -62,7 +70,7 @@ void require_finite(const Eigen::MatrixBase<Derived>& m, const char* name) {
 inline void require_positive(double value, const char* name) {
   if (!(value > 0) || !std::isfinite(value)) {
     std::ostringstream s;
-    s << name << " must be finite and > 0, got " << value;
+    s << name << " must be finite and > 0, got " << num(value);
     fail(s.str());
   }
 }

@@ -49,7 +49,7 @@ inline auto normalizer_infos() {
 template <class Fn>
 void visit_normalizer(std::string_view name, Fn&& fn) {
   bool found = false;
-  std::apply([&](auto... f) { ((!found && name == decltype(f)::name ? (fn(f), found = true) : false), ...); },
+  std::apply([&](auto... f) { ((void)(!found && name == decltype(f)::name ? (fn(f), found = true) : false), ...); },
              Normalizers{});
   if (!found) throw_unknown_normalizer(name);
 }

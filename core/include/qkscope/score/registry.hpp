@@ -61,12 +61,12 @@ decltype(auto) visit_score(std::string_view name, Fn&& fn) {
   using R = decltype(fn(score::ScaledDot{}));
   if constexpr (std::is_void_v<R>) {
     bool found = false;
-    std::apply([&](auto... f) { ((!found && name == decltype(f)::name ? (fn(f), found = true) : false), ...); },
+    std::apply([&](auto... f) { ((void)(!found && name == decltype(f)::name ? (fn(f), found = true) : false), ...); },
                ScoreFunctions{});
     if (!found) throw_unknown_score(name);
   } else {
     std::optional<R> out;
-    std::apply([&](auto... f) { ((!out && name == decltype(f)::name ? (out.emplace(fn(f)), true) : false), ...); },
+    std::apply([&](auto... f) { ((void)(!out && name == decltype(f)::name ? (out.emplace(fn(f)), true) : false), ...); },
                ScoreFunctions{});
     if (!out) throw_unknown_score(name);
     R result = std::move(*out);  // by value: decltype(auto) of std::move(*out) would dangle

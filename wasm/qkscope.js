@@ -1,0 +1,72 @@
+// wasm/qkscope.js — ESM entry of the qkscope WebAssembly module (types: qkscope.d.ts).
+//
+// Thin on purpose: every check, conversion and error message lives in the compiled
+// C++ bindings (wasm/src/bindings.cpp), so all callers see the same behaviour.
+// Bad input throws a RangeError naming the argument; other failures (out of memory)
+// throw an Error; the module stays usable after either.
+//
+// Browsers: the Emscripten glue finds qkscope_core.wasm next to itself through
+// new URL(..., import.meta.url), which Vite bundles with no configuration.
+// Node: pass the bytes, e.g.
+//   const wasmBinary = await readFile(new URL('./dist/qkscope_core.wasm', import.meta.url));
+//   const qk = await loadQkScope({ wasmBinary });
+import createQkScopeCore from './dist/qkscope_core.mjs';
+
+/** @type {Promise<import('./qkscope.js').QkScope> | null} */
+let loading = null;
+
+const isNode = () =>
+  typeof globalThis.process === 'object' && globalThis.process !== null &&
+  typeof globalThis.process.versions === 'object' && globalThis.process.versions !== null &&
+  typeof globalThis.process.versions.node === 'string';
+
+/** Recursively freezes the registry descriptions (plain data, safe to share). */
+function deepFreeze(x) {
+  if (x && typeof x === 'object') {
+    for (const v of Object.values(x)) deepFreeze(v);
+    Object.freeze(x);
+  }
+  return x;
+}
+
+/**
+ * Wraps the Embind module in the QkScope interface. Arguments are passed with fixed
+ * arity so missing ones reach C++ as `undefined` and get its messages (Embind would
+ * otherwise throw its own arity error).
+ * @param {any} core the instantiated Emscripten module
+ * @returns {import('./qkscope.js').QkScope}
+ */
+function wrap(core) {
+  return Object.freeze({
+    version: core.version(),
+    scoreFunctions: deepFreeze(core.scoreFunctions()),
+    normalizers: deepFreeze(core.normalizers()),
+    forward: (options) => core.forward(options),
+    backward: (options, gradOutput) => core.backward(options, gradOutput),
+    initParams: (score, dQ, dK, hidden, seed) => core.initParams(score, dQ, dK, hidden, seed),
+  });
+}
+
+/**
+ * Loads (once) and returns the qkscope module. Concurrent and later calls share one
+ * instance; their options are ignored once loading has started. A failed load is not
+ * memoised, so a retry (e.g. with `wasmBinary`) can succeed.
+ * @param {import('./qkscope.js').LoadOptions} [options]
+ *   `wasmBinary`: the .wasm bytes (required in Node; browsers fetch the file next to the glue).
+ * @returns {Promise<import('./qkscope.js').QkScope>}
+ */
+export function loadQkScope(options = {}) {
+  if (loading) return loading;
+  const wasmBinary = options && options.wasmBinary;
+  if (!wasmBinary && isNode()) {
+    return Promise.reject(new Error(
+      "loadQkScope: in Node pass the module's bytes: loadQkScope({ wasmBinary: await " +
+        "readFile(new URL('./dist/qkscope_core.wasm', import.meta.url)) })"));
+  }
+  const moduleArgs = wasmBinary ? { wasmBinary } : {};
+  loading = createQkScopeCore(moduleArgs).then(wrap);
+  loading.catch(() => {
+    loading = null;
+  });
+  return loading;
+}
