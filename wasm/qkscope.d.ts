@@ -113,6 +113,21 @@ export interface ForwardOptions {
   topK?: number;
   /** Straight-through hard variant for 'gumbel_softmax'. */
   hard?: boolean;
+  /**
+   * Logit soft-capping c > 0: s <- c * tanh(s / c), applied right after the scale
+   * (Gemma 2 Team 2024, §2). Omit for none.
+   */
+  softcap?: number;
+  /**
+   * ALiBi slope m >= 0 of this head: s <- s - m * |j - (i + o)|, o the causal alignment's
+   * diagonal offset (Press, Smith & Lewis 2022, §3). Slopes per head count: 2^(-8h/H).
+   */
+  alibiSlope?: number;
+  /**
+   * Relative-position bias table r of odd length 2R+1: s <- s + r[clip(j - i, -R, R) + R]
+   * (Shaw et al. 2018; T5's table without buckets). Learnable: see BackwardResult.dRelativeBias.
+   */
+  relativeBias?: VectorLike;
 }
 
 export interface ForwardResult {
@@ -152,6 +167,8 @@ export interface BackwardResult {
   dTemperature: number;
   /** dL/d(bias), (L_q, L_k); present when `bias` was given. */
   dBias?: Matrix;
+  /** dL/d relativeBias, (2R+1); present when `relativeBias` was given. */
+  dRelativeBias?: Float32Array;
 }
 
 export interface QkScope {

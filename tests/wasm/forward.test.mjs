@@ -341,3 +341,21 @@ describe('results are copies', () => {
     assert.deepEqual(Array.from(qk.forward(base()).weights.data), before);
   });
 });
+
+test('score modifiers: softcap bounds logits, ALiBi and relative bias shift them', async () => {
+
+  const zeros = [[0, 0], [0, 0], [0, 0]];
+  const alibi = qk.forward({ query: zeros, key: zeros, value: zeros, alibiSlope: 0.5 });
+  // s_ij = -0.5 |j - i|
+  assert.deepEqual(Array.from(alibi.scores.data), [0, -0.5, -1, -0.5, 0, -0.5, -1, -0.5, 0]);
+  const rel = qk.forward({ query: zeros, key: zeros, value: zeros, relativeBias: [-1, 0, 1] });
+  assert.deepEqual(Array.from(rel.scores.data), [0, 1, 1, -1, 0, 1, -1, -1, 0]);
+  const capped = qk.forward({ query: [[1]], key: [[1000], [-1000]], value: [[1], [2]], score: 'dot', softcap: 30 });
+  assert.ok(Math.abs(capped.scores.data[0] - 30) < 1e-4);
+  assert.ok(Math.abs(capped.scores.data[1] + 30) < 1e-4);
+  assert.throws(() => qk.forward({ query: [[1]], key: [[1]], value: [[1]], softcap: 0 }), (e) => e instanceof RangeError && /softcap/.test(e.message));
+  assert.throws(() => qk.forward({ query: [[1]], key: [[1]], value: [[1]], relativeBias: [1, 2] }), (e) => e instanceof RangeError && /odd length/.test(e.message));
+  const g = qk.backward({ query: [[1, 0]], key: [[1, 0], [0, 1]], value: [[1, 2], [3, 4]], relativeBias: [0.1, 0.2, 0.3] }, [[1, 1]]);
+  assert.equal(g.dRelativeBias.length, 3);
+  assert.ok(Array.from(g.dRelativeBias).every(Number.isFinite));
+});

@@ -55,7 +55,7 @@ val guarded(const char* fn, F&& body) {
 const char* const kForwardKeys[] = {"query", "key", "value", "score", "params", "seed",
                                     "hidden", "scale", "temperature", "keyLength", "causal",
                                     "causalAlignment", "window", "bias", "mask", "normalizer",
-                                    "topK", "hard"};
+                                    "topK", "hard", "softcap", "alibiSlope", "relativeBias"};
 const char* const kParamKeys[] = {"W", "W_q", "W_k", "v", "b", "w"};
 const char* const kWindowKeys[] = {"left", "right"};
 
@@ -228,6 +228,10 @@ Parsed parse_options(const val& opts) {
   }
   if (const val m = opts["mask"]; !absent(m)) mask.keep = to_keep_mask(m, "mask");
   if (const val b = opts["bias"]; !absent(b)) cfg.bias.dense = to_matrix(b, "bias", Entries::finite_or_ninf);
+  // Score modifiers (bias/bias.hpp); the core validates their values.
+  if (const val c = opts["softcap"]; !absent(c)) cfg.bias.softcap = number(c, "softcap");
+  if (const val a = opts["alibiSlope"]; !absent(a)) cfg.bias.alibi_slope = number(a, "alibiSlope");
+  if (const val r = opts["relativeBias"]; !absent(r)) cfg.bias.relative = to_vector(r, "relativeBias");
   return p;
 }
 
@@ -272,6 +276,7 @@ val js_backward(val opts, val grad_output) {
     o.set("dParams", params_to_js(g.dparams));
     o.set("dTemperature", g.dtemperature);
     if (p.cfg.bias.dense.size()) o.set("dBias", to_js(g.ddense));
+    if (p.cfg.bias.relative.size()) o.set("dRelativeBias", to_js(g.drelative));
     return o;
   });
 }
