@@ -166,6 +166,10 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   visit_normalizer(cfg.normalizer, [&](auto n) {
     using N = decltype(n);
     detail::check_temperature(cfg.temperature, N::soft, cfg.normalizer);
+    // tau > 0 in double can still be 0 in T (1e-46 in float): (z - max) / 0 would be NaN.
+    detail::require(!N::soft || T(cfg.temperature) > T(0),
+                    "temperature " + detail::num(cfg.temperature) +
+                        " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit");
     if constexpr (std::is_same_v<N, norm::TopKSoftmax>)
       detail::require(cfg.norm_options.top_k >= 1,
                       "top_k must be >= 1, got " + std::to_string(cfg.norm_options.top_k));

@@ -33,10 +33,13 @@ struct Cosine {
     return {};
   }
 
-  /// Row norms clamped below at eps: n_i = max(|x_i|, eps).
+  /// Row norms clamped below at eps: n_i = max(|x_i|, eps). stableNorm rescales before
+  /// squaring, so |x| up to the type's max (bf16/fp32 ~3.4e38) does not overflow to inf.
   template <class T>
   static Vec<T> clamped_norms(const Mat<T>& X) {
-    return X.rowwise().norm().cwiseMax(T(eps));
+    Vec<T> n(X.rows());
+    for (Eigen::Index i = 0; i < X.rows(); ++i) n(i) = std::max(X.row(i).stableNorm(), T(eps));
+    return n;
   }
   /// S = Qhat Khat^T with xhat_i = x_i / max(|x_i|, eps).  (L_q, L_k)
   template <class T>
@@ -63,7 +66,7 @@ struct Cosine {
                                   const Mat<T>& dXh) {
     Mat<T> dX(X.rows(), X.cols());
     for (Eigen::Index i = 0; i < X.rows(); ++i) {
-      const bool clamped = X.row(i).norm() <= T(eps);
+      const bool clamped = X.row(i).stableNorm() <= T(eps);
       if (clamped)
         dX.row(i) = dXh.row(i) / n(i);
       else

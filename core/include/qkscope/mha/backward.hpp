@@ -1,0 +1,102 @@
+// qkscope/mha/backward.hpp — multi-head attention backward. With O = C W_O and
+// C = Concat_h(head_h):  dW_O = C^T dO,  dC = dO W_O^T;  each head's slice of dC goes
+// through attention_backward; Q = X_q W_Q gives dW_Q = X_q^T dQ, dX_q = dQ W_Q^T, and
+// likewise for K and V, where a KV head shared by a group of query heads (GQA/MQA)
+// receives the sum of their gradients (Ainslie et al. 2023; Shazeer 2019).
+#pragma once
+
+#include <stdexcept>
+#include <vector>
+
+#include "qkscope/attention.hpp"
+#include "qkscope/bias/bias.hpp"
+#include "qkscope/mha/config.hpp"
+
+namespace qkscope {
+namespace detail {
+
+/// acc += x, where an empty acc takes x and an empty x (unused parameter) is skipped.
+template <class M>
+void add_into(M& acc, const M& x) {
+  if (!x.size()) return;
+  if (!acc.size()) acc = x;
+  else acc += x;
+}
+
+template <class T>
+void add_into(ScoreParams<T>& acc, const ScoreParams<T>& x) {
+  add_into(acc.W, x.W);
+  add_into(acc.W_q, x.W_q);
+  add_into(acc.W_k, x.W_k);
+  add_into(acc.v, x.v);
+  add_into(acc.b, x.b);
+  add_into(acc.w, x.w);
+}
+
+}  // namespace detail
+
+/// Backward of multi_head_forward for dOutput = dL/d output (B*L_q, d_out). `fwd` must
+/// be the result of multi_head_forward with the same arguments. Returns dX_q, dX_kv,
+/// dW_Q, dW_K, dW_V, dW_O (shapes of their arguments), dscore_params (H entries, summed
+/// over the batch), the shared biases' gradients and dL/dtemperature.
+/// Self-attention (X_kv is X_q): the gradient w.r.t. X is dX_q + dX_kv; the caller sums.
+/// Throws std::invalid_argument for the forward's errors, a dOutput of the wrong shape,
+/// or a `fwd` that does not match (B, H, L_q, L_k).
+template <class T>
+MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
+                                      const MultiHeadWeights<T>& w, const MultiHeadConfig<T>& cfg,
+                                      const MultiHeadResult<T>& fwd, const Mat<T>& dOutput) {
+  const detail::MhaShape s = detail::check_mha(X_q, X_kv, w, cfg);
+  detail::require(Eigen::Index(fwd.heads.size()) == s.B * s.H && fwd.batch == s.B &&
+                      fwd.num_heads == s.H && fwd.L_q == s.L_q && fwd.L_k == s.L_k,
+                  "fwd must be the multi_head_forward result of the same call: (B, H, L_q, L_k) = (" +
+                      std::to_string(s.B) + ", " + std::to_string(s.H) + ", " + std::to_string(s.L_q) +
+                      ", " + std::to_string(s.L_k) + "), got (" + std::to_string(fwd.batch) + ", " +
+                      std::to_string(fwd.num_heads) + ", " + std::to_string(fwd.L_q) + ", " +
+                      std::to_string(fwd.L_k) + ")");
+  detail::require_shape(dOutput, s.B * s.L_q, s.d_out, "grad_output (B*L_q x d_out)");
+  const std::vector<ScoreParams<T>> params = detail::head_params(w, cfg, s);
+  const std::vector<double> slopes = cfg.alibi ? alibi_slopes(int(s.H)) : std::vector<double>{};
+
+  MultiHeadGrads<T> g;
+  g.dW_O = fwd.concat.transpose() * dOutput;            // (H*d_v, d_out)
+  const Mat<T> dC = dOutput * w.W_O.transpose();         // (B*L_q, H*d_v)
+  Mat<T> dQ = Mat<T>::Zero(s.B * s.L_q, s.H * s.d_k);
+  Mat<T> dK = Mat<T>::Zero(s.B * s.L_k, s.H_kv * s.d_k);
+  Mat<T> dV = Mat<T>::Zero(s.B * s.L_k, s.H_kv * s.d_v);
+  g.dscore_params.resize(std::size_t(s.H));
+  for (Eigen::Index b = 0; b < s.B; ++b) {
+    AttentionConfig<T> c = detail::sequence_config(cfg, b);
+    for (Eigen::Index kv = 0; kv < s.H_kv; ++kv) {
+      const Mat<T> K_g = fwd.K.block(b * s.L_k, kv * s.d_k, s.L_k, s.d_k);
+      const Mat<T> V_g = fwd.V.block(b * s.L_k, kv * s.d_v, s.L_k, s.d_v);
+      for (Eigen::Index h = kv * s.group; h < (kv + 1) * s.group; ++h) {
+        const Mat<T> Q_h = fwd.Q.block(b * s.L_q, h * s.d_k, s.L_q, s.d_k);
+        const Mat<T> dO_h = dC.block(b * s.L_q, h * s.d_v, s.L_q, s.d_v);
+        if (cfg.alibi) c.bias.alibi_slope = slopes[std::size_t(h)];
+        AttentionGrads<T> hg;
+        try {
+          hg = attention_backward<T>(Q_h, K_g, V_g, params[std::size_t(h)], c,
+                                     fwd.heads[std::size_t(b * s.H + h)], dO_h);
+        } catch (const std::invalid_argument& e) {
+          detail::rethrow_head(e, b, h);
+        }
+        dQ.block(b * s.L_q, h * s.d_k, s.L_q, s.d_k) = hg.dQ;
+        dK.block(b * s.L_k, kv * s.d_k, s.L_k, s.d_k) += hg.dK;  // GQA: the group sums
+        dV.block(b * s.L_k, kv * s.d_v, s.L_k, s.d_v) += hg.dV;
+        detail::add_into(g.dscore_params[std::size_t(h)], hg.dparams);
+        detail::add_into(g.drelative, hg.drelative);
+        detail::add_into(g.ddense, hg.ddense);
+        g.dtemperature += hg.dtemperature;
+      }
+    }
+  }
+  g.dW_Q = X_q.transpose() * dQ;   // (d_model, H*d_k)
+  g.dW_K = X_kv.transpose() * dK;  // (d_model_kv, H_kv*d_k)
+  g.dW_V = X_kv.transpose() * dV;  // (d_model_kv, H_kv*d_v)
+  g.dX_q = dQ * w.W_Q.transpose();                                // (B*L_q, d_model)
+  g.dX_kv = dK * w.W_K.transpose() + dV * w.W_V.transpose();      // (B*L_k, d_model_kv)
+  return g;
+}
+
+}  // namespace qkscope
