@@ -1,0 +1,261 @@
+// Tiled online-softmax kernels (tiled/attention.hpp) against the double reference, with
+// small tiles so that every boundary is cheap: sizes 1, tile-1, tile, tile+1, 2*tile+1
+// with L_q != L_k and odd widths, every mask kind (fully masked rows and tiles included),
+// both causal alignments, the biases and a temperature.
+//   forward:  tiled float vs reference<double>, bar set by reference<float> (compare.hpp)
+//   backward: tiled float vs core attention_backward<double> (itself checked against
+//             finite differences in test_scores_generic.cpp), bar set by the core in float.
+#include <catch2/catch.hpp>
+
+#include "qkscope/qkscope.hpp"
+#include "qkscope/tiled/attention.hpp"
+#include "reference/reference.hpp"
+#include "support/compare.hpp"
+#include "support/random.hpp"
+
+using namespace qkscope;
+
+namespace {
+
+constexpr Eigen::Index kTile = 4;
+const char* const kScores[] = {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat", "additive"};
+
+struct Size {
+  Eigen::Index L_q, L_k, d, d_v;
+};
+// 1, tile-1, tile, tile+1, 2*tile+1, with L_q != L_k both ways and odd widths.
+const Size kSizes[] = {{1, 1, 1, 1},  {3, 4, 3, 2},  {4, 5, 5, 3},
+                       {5, 9, 3, 1},  {9, 3, 5, 2},  {9, 9, 7, 4}};
+
+std::vector<std::pair<std::string, MaskSpec>> masks(Eigen::Index L_q, Eigen::Index L_k) {
+  std::vector<std::pair<std::string, MaskSpec>> out;
+  out.push_back({"none", {}});
+  MaskSpec pad;
+  pad.key_length = (L_k + 1) / 2;
+  out.push_back({"key_length", pad});
+  MaskSpec none_visible;
+  none_visible.key_length = 0;
+  out.push_back({"key_length 0 (every row fully masked)", none_visible});
+  MaskSpec tl;
+  tl.causal = true;
+  out.push_back({"causal top_left", tl});
+  MaskSpec br = tl;
+  br.alignment = CausalAlignment::bottom_right;
+  out.push_back({"causal bottom_right", br});
+  MaskSpec win;
+  win.window_left = 2;
+  win.window_right = 1;
+  out.push_back({"window(2,1)", win});
+  MaskSpec row0;
+  row0.keep = KeepMask::Constant(L_q, L_k, true);
+  row0.keep.row(0).setConstant(false);
+  out.push_back({"row 0 fully masked", row0});
+  MaskSpec tile0;  // the first (query tile, key tile) block has no visible key
+  tile0.keep = KeepMask::Constant(L_q, L_k, true);
+  tile0.keep.topLeftCorner(std::min(L_q, kTile), std::min(L_k, kTile)).setConstant(false);
+  out.push_back({"first tile fully masked", tile0});
+  return out;
+}
+
+template <class T>
+AttentionConfig<T> config(const std::string& score, const MaskSpec& mask, int bias_kind,
+                          Eigen::Index L_q, Eigen::Index L_k, std::uint64_t seed) {
+  AttentionConfig<T> c;
+  c.score = score;
+  c.mask = mask;
+  c.temperature = 0.7;
+  detail::Rng rng(seed);
+  if (bias_kind == 1) {
+    c.bias.softcap = 2.5;
+    c.bias.alibi_slope = 0.25;
+  } else if (bias_kind == 2) {
+    c.bias.relative = qktest::randn_vec<T>(rng, 5, 0.5);
+    c.bias.dense = qktest::randn<T>(rng, L_q, L_k, 0.5);
+    c.bias.dense(L_q - 1, 0) = -std::numeric_limits<T>::infinity();
+  }
+  return c;
+}
+
+tiled::TiledOptions small_tiles(int threads = 1) { return {kTile, kTile - 1, threads}; }
+
+}  // namespace
+
+TEST_CASE("tiled forward and backward match the double reference across tile boundaries, masks and biases",
+          "[tiled]") {
+  detail::Rng rng(2024);
+  for (const char* score : kScores)
+    for (const Size& s : kSizes)
+      for (const auto& [mask_name, mask] : masks(s.L_q, s.L_k))
+        for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
+          const MatrixD Q = qktest::randn(rng, s.L_q, s.d), K = qktest::randn(rng, s.L_k, s.d),
+                        V = qktest::randn(rng, s.L_k, s.d_v), G = qktest::randn(rng, s.L_q, s.d_v);
+          auto p64 = init_params<double>(score, s.d, s.d, 3, 11);
+          if (p64.b.size()) p64.b = qktest::randn_vec(rng, 3, 0.3);
+          const auto p32 = p64.cast<float>();
+          const auto c64 = config<double>(score, mask, bias_kind, s.L_q, s.L_k, 5);
+          const auto c32 = config<float>(score, mask, bias_kind, s.L_q, s.L_k, 5);
+          const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(),
+                       Gf = G.cast<float>();
+          INFO("score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k << " d=" << s.d
+                        << " d_v=" << s.d_v << ", mask " << mask_name << ", bias kind " << bias_kind);
+
+          const auto ref = reference::attention<double>(Q, K, V, p64, c64);
+          const auto naive = reference::attention<float>(Qf, Kf, Vf, p32, c32);
+          const auto fast = tiled::attention_forward<float>(Qf, Kf, Vf, p32, c32, small_tiles());
+          CHECK_FALSE(fast.fallback);
+          CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
+          CHECK_MATCHES_REFERENCE("logsumexp", fast.logsumexp, naive.logsumexp, ref.logsumexp);
+
+          const auto f64 = attention_forward<double>(Q, K, V, p64, c64);
+          const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
+          const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
+          const auto g32 = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
+          const auto gt = tiled::attention_backward<float>(Qf, Kf, Vf, p32, c32, fast, Gf, small_tiles());
+          CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
+          CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);
+          CHECK_MATCHES_REFERENCE("dV", gt.dV, g32.dV, g64.dV);
+          using S1 = Eigen::Matrix<double, 1, 1>;
+          CHECK_MATCHES_REFERENCE("dtemperature", S1(gt.dtemperature), S1(g32.dtemperature),
+                                  S1(g64.dtemperature));
+          if (bias_kind == 2) {
+            CHECK_MATCHES_REFERENCE("drelative", gt.drelative, g32.drelative, g64.drelative);
+            CHECK_MATCHES_REFERENCE("ddense", gt.ddense, g32.ddense, g64.ddense);
+          }
+          const auto& dp = gt.dparams;
+          if (p64.W.size()) CHECK_MATCHES_REFERENCE("dW", dp.W, g32.dparams.W, g64.dparams.W);
+          if (p64.w.size()) CHECK_MATCHES_REFERENCE("dw", dp.w, g32.dparams.w, g64.dparams.w);
+          if (p64.v.size()) {
+            CHECK_MATCHES_REFERENCE("dW_q", dp.W_q, g32.dparams.W_q, g64.dparams.W_q);
+            CHECK_MATCHES_REFERENCE("dW_k", dp.W_k, g32.dparams.W_k, g64.dparams.W_k);
+            CHECK_MATCHES_REFERENCE("dv", dp.v, g32.dparams.v, g64.dparams.v);
+            CHECK_MATCHES_REFERENCE("db", dp.b, g32.dparams.b, g64.dparams.b);
+          }
+          // Fully masked rows: zero output, zero dQ, logsumexp -inf.
+          for (Eigen::Index i = 0; i < s.L_q; ++i)
+            if (ref.logsumexp(i) == -std::numeric_limits<double>::infinity()) {
+              CHECK(fast.output.row(i).isZero(0));
+              CHECK(gt.dQ.row(i).isZero(0));
+            }
+        }
+}
+
+TEST_CASE("tiled forward handles large logits like the reference", "[tiled]") {
+  detail::Rng rng(9);
+  const MatrixD Q = qktest::randn(rng, 9, 5, 8.0), K = qktest::randn(rng, 11, 5, 8.0),
+                V = qktest::randn(rng, 11, 3);
+  AttentionConfig<double> c64;
+  c64.score = "dot";
+  c64.mask.causal = true;
+  c64.mask.alignment = CausalAlignment::bottom_right;
+  AttentionConfig<float> c32;
+  c32.score = "dot";
+  c32.mask = c64.mask;
+  const auto ref = reference::attention<double>(Q, K, V, {}, c64);
+  const auto naive = reference::attention<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(), {}, c32);
+  const auto fast = tiled::attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(), {},
+                                                    c32, small_tiles());
+  CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
+  CHECK_MATCHES_REFERENCE("logsumexp", fast.logsumexp, naive.logsumexp, ref.logsumexp);
+}
+
+TEST_CASE("default tiles: masked keys get exactly zero weight and empty rows logsumexp -inf",
+          "[tiled]") {
+  // Wide tiles run Eigen's vectorised exp, whose exp(-inf) is ~3e-39, not 0.
+  detail::Rng rng(12);
+  const MatrixD Q = qktest::randn(rng, 130, 16), K = qktest::randn(rng, 70, 16),
+                V = qktest::randn(rng, 70, 8), G = qktest::randn(rng, 130, 8);
+  for (const bool pad : {false, true}) {
+    AttentionConfig<double> c64;
+    c64.mask.causal = true;
+    c64.mask.alignment = CausalAlignment::bottom_right;  // offset -60: rows 0..59 see no key
+    if (pad) c64.mask.key_length = 50;
+    AttentionConfig<float> c32;
+    c32.mask = c64.mask;
+    INFO("key padding " << pad);
+    const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(), Gf = G.cast<float>();
+    const auto ref = reference::attention<double>(Q, K, V, {}, c64);
+    const auto naive = reference::attention<float>(Qf, Kf, Vf, {}, c32);
+    const auto fast = tiled::attention_forward<float>(Qf, Kf, Vf, {}, c32, {64, 64, 2});
+    CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
+    CHECK_MATCHES_REFERENCE("logsumexp", fast.logsumexp, naive.logsumexp, ref.logsumexp);
+    const auto f64 = attention_forward<double>(Q, K, V, {}, c64);
+    const auto g64 = attention_backward<double>(Q, K, V, {}, c64, f64, G);
+    const auto f32 = attention_forward<float>(Qf, Kf, Vf, {}, c32);
+    const auto g32 = attention_backward<float>(Qf, Kf, Vf, {}, c32, f32, Gf);
+    const auto gt = tiled::attention_backward<float>(Qf, Kf, Vf, {}, c32, fast, Gf, {64, 64, 2});
+    CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
+    CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);
+    CHECK_MATCHES_REFERENCE("dV", gt.dV, g32.dV, g64.dV);
+    CHECK(fast.output.topRows(60).isZero(0));
+    if (pad) CHECK(gt.dK.bottomRows(20).isZero(0));
+  }
+}
+
+TEST_CASE("tiled results are bitwise identical for 1, 2 and 3 threads", "[tiled][threads]") {
+  detail::Rng rng(77);
+  const Eigen::Index L_q = 37, L_k = 29, d = 6;
+  const Matrix Q = qktest::randn<float>(rng, L_q, d), K = qktest::randn<float>(rng, L_k, d),
+               V = qktest::randn<float>(rng, L_k, d), G = qktest::randn<float>(rng, L_q, d);
+  for (const char* score : {"scaled_dot", "additive", "linear_concat"}) {
+    INFO("score " << score);
+    const auto p = init_params<float>(score, d, d, 5, 3);
+    AttentionConfig<float> c;
+    c.score = score;
+    c.mask.causal = true;
+    c.mask.alignment = CausalAlignment::bottom_right;
+    c.bias.relative = qktest::randn_vec<float>(rng, 7, 0.5);
+    c.temperature = 0.8;
+    const tiled::TiledOptions o1{8, 5, 1};
+    const auto f1 = tiled::attention_forward<float>(Q, K, V, p, c, o1);
+    const auto g1 = tiled::attention_backward<float>(Q, K, V, p, c, f1, G, o1);
+    for (int threads : {2, 3}) {
+      const tiled::TiledOptions on{8, 5, threads};
+      const auto fn = tiled::attention_forward<float>(Q, K, V, p, c, on);
+      const auto gn = tiled::attention_backward<float>(Q, K, V, p, c, fn, G, on);
+      CHECK((fn.output.array() == f1.output.array()).all());
+      CHECK((fn.logsumexp.array() == f1.logsumexp.array()).all());
+      CHECK((gn.dQ.array() == g1.dQ.array()).all());
+      CHECK((gn.dK.array() == g1.dK.array()).all());
+      CHECK((gn.dV.array() == g1.dV.array()).all());
+      CHECK((gn.drelative.array() == g1.drelative.array()).all());
+      CHECK(gn.dtemperature == g1.dtemperature);
+    }
+  }
+}
+
+TEST_CASE("fused additive attention equals the core's additive attention", "[tiled][additive]") {
+  detail::Rng rng(5);
+  const Eigen::Index L_q = 13, L_k = 10, d_q = 6, d_k = 5, d_h = 7;
+  const MatrixD Q = qktest::randn(rng, L_q, d_q), K = qktest::randn(rng, L_k, d_k),
+                V = qktest::randn(rng, L_k, 3);
+  const auto p64 = init_params<double>("additive", d_q, d_k, d_h, 1);
+  AttentionConfig<double> c64;
+  c64.score = "additive";
+  AttentionConfig<float> c32;
+  c32.score = "additive";
+  const auto core64 = attention_forward<double>(Q, K, V, p64, c64);
+  const auto core32 = attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(),
+                                               p64.cast<float>(), c32);
+  const auto fused = tiled::attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(),
+                                                     p64.cast<float>(), c32, {4, 3, 2});
+  CHECK_MATCHES_REFERENCE("output", fused.output, core32.output, core64.output);
+  CHECK_MATCHES_REFERENCE("logsumexp", fused.logsumexp, core32.logsumexp, core64.logsumexp);
+}
+
+TEST_CASE("other normalizers fall back to the core; bad options throw", "[tiled]") {
+  detail::Rng rng(3);
+  const Matrix Q = qktest::randn<float>(rng, 5, 4), K = qktest::randn<float>(rng, 6, 4),
+               V = qktest::randn<float>(rng, 6, 2);
+  AttentionConfig<float> c;
+  c.normalizer = "sparsemax";
+  const auto r = tiled::attention_forward<float>(Q, K, V, {}, c);
+  CHECK(r.fallback);
+  CHECK((r.output.array() == attention_forward<float>(Q, K, V, {}, c).output.array()).all());
+  c.normalizer = "softmax";
+  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c, {0, 4, 1}),
+                    Catch::Contains("block_q and block_k must be >= 1"));
+  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c, {4, 4, -1}),
+                    Catch::Contains("threads must be >= 0"));
+  c.score = "nope";
+  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c), Catch::Contains("unknown scoring function"));
+}
