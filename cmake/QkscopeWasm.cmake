@@ -36,3 +36,37 @@ find_program(QKSCOPE_NODE NAMES node nodejs REQUIRED)
 add_test(NAME wasm_node_tests
   COMMAND /bin/sh -c "\"${QKSCOPE_NODE}\" --test tests/wasm/*.test.mjs"
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+
+# ---- widget build: wasm/widget/bindings.cpp -> wasm/dist/widget/qkscope_widget.{mjs,wasm} ----
+# The <qk-scope> element's core: forward and the registries only (no backward, no
+# initParams), emmalloc, no assertions, so the self-contained script fits its size
+# budget (tests/e2e/widget-size.test.mjs). Not part of `all`: `npm run build:widget`
+# (scripts/build-widget.sh) builds it with `--target qkscope_widget`.
+# Measured (Emscripten 3.1.6; .wasm raw / gzip -9; Node 20 forward() at L=16, d=16):
+#   full module -O3   329 KB / 119 KB
+#   this target -O3   274 KB / 101 KB   scaled_dot 0.28 ms, additive 0.40 ms
+#   this target -O2   260 KB /  97 KB   scaled_dot 0.26 ms, additive 0.35 ms   <- used
+#   this target -Oz   227 KB /  94 KB   scaled_dot 0.81 ms, additive 2.62 ms   (3-7x slower)
+# -O2 is as fast as -O3 at the widget's sizes (L <= 16) and 4 KB gz smaller.
+add_executable(qkscope_widget EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/wasm/widget/bindings.cpp)
+target_link_libraries(qkscope_widget PRIVATE qkscope)
+target_compile_options(qkscope_widget PRIVATE -O2 -fwasm-exceptions)
+target_link_options(qkscope_widget PRIVATE
+  -O2
+  -fwasm-exceptions
+  --bind
+  -sMODULARIZE=1
+  -sEXPORT_ES6=1
+  -sEXPORT_NAME=createQkScopeWidgetCore
+  -sENVIRONMENT=web,worker
+  -sALLOW_MEMORY_GROWTH=1
+  -sMAXIMUM_MEMORY=256MB
+  -sDYNAMIC_EXECUTION=0          # strict CSP: no eval / new Function
+  -sFILESYSTEM=0
+  -sMALLOC=emmalloc              # smaller than dlmalloc; the widget's matrices are tiny
+  -sASSERTIONS=0)
+set_target_properties(qkscope_widget PROPERTIES
+  SUFFIX ".mjs"
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_SOURCE_DIR}/wasm/dist/widget)
+set_property(TARGET qkscope_widget APPEND PROPERTY ADDITIONAL_CLEAN_FILES
+  ${PROJECT_SOURCE_DIR}/wasm/dist/widget/qkscope_widget.wasm)

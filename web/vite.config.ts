@@ -5,9 +5,13 @@
  */
 import { defineConfig } from 'vite';
 import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 
 const webDir = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+// The widget docs page (widget.html) needs the widget's wasm build (`npm run build:widget`);
+// without it only the tutorial is built, so `build:web` keeps working on its own.
+const widgetBuilt = existsSync(fileURLToPath(new URL('../wasm/dist/widget/qkscope_widget.mjs', import.meta.url)));
 
 export default defineConfig({
   root: webDir,
@@ -17,6 +21,12 @@ export default defineConfig({
     outDir: fileURLToPath(new URL('./dist', import.meta.url)),
     emptyOutDir: true,
     target: 'es2022',
+    rollupOptions: {
+      input: {
+        main: fileURLToPath(new URL('./index.html', import.meta.url)),
+        ...(widgetBuilt ? { widget: fileURLToPath(new URL('./widget.html', import.meta.url)) } : {}),
+      },
+    },
   },
   server: {
     fs: { allow: [repoRoot] },

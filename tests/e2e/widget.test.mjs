@@ -1,0 +1,209 @@
+// tests/e2e/widget.test.mjs — the self-contained <qk-scope> script (dist/widget/qk-scope.js)
+// on a plain static page served WITHOUT Vite, by a tiny node:http server with a strict
+// Content-Security-Policy (no 'unsafe-inline' at all), in headless Chromium. Three widgets
+// (tests/e2e/fixtures/widget/index.html): the worked example, a step-by-step causal one in
+// Chinese, and one with a bad attribute. Needs `npm run build:widget` first.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { extname, join, normalize } from 'node:path';
+import { chromium } from 'playwright-core';
+import { repoRoot } from './server.mjs';
+
+const FIXTURE = join(repoRoot, 'tests/e2e/fixtures/widget');
+const SCRIPT = join(repoRoot, 'dist/widget/qk-scope.js');
+const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; object-src 'none'";
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
+
+let server;
+let origin;
+let browser;
+
+before(async () => {
+  if (!existsSync(SCRIPT)) throw new Error('dist/widget/qk-scope.js is missing: run `npm run build:widget` first');
+  server = createServer(async (req, res) => {
+    const path = new URL(req.url, 'http://x').pathname;
+    if (path === '/favicon.ico') return res.writeHead(204, { 'content-security-policy': CSP }).end();
+    const file = path === '/qk-scope.js' ? SCRIPT : join(FIXTURE, normalize(path === '/' ? '/index.html' : path));
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-security-policy': CSP });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'content-security-policy': CSP });
+      res.end('not found');
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((r) => (server ? server.close(r) : r()));
+});
+
+/** Opens the fixture; collects console errors, page errors, CSP violations, foreign requests, wasm instantiations. */
+async function open({ colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, colorScheme });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console.error: ${m.text()}`));
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => !r.url().startsWith(origin) && problems.push(`foreign request: ${r.url()}`));
+  page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective}: ${e.blockedURI}`));
+    window.__events = [];
+    document.addEventListener('attention-change', (e) => window.__events.push({ id: e.target.id, detail: e.detail }));
+    window.__instances = 0;
+    for (const name of ['instantiate', 'instantiateStreaming']) {
+      const orig = WebAssembly[name];
+      WebAssembly[name] = function (...args) {
+        window.__instances++;
+        return orig.apply(this, args);
+      };
+    }
+  });
+  await page.goto(origin + '/');
+  await page.waitForFunction(() => ['worked', 'steps', 'bad'].every((id) => window.__events.some((e) => e.id === id)), null, { timeout: 20000 });
+  const finish = async () => {
+    const csp = await page.evaluate(() => window.__csp);
+    await context.close();
+    assert.deepEqual(csp, [], `CSP violations:\n${csp.join('\n')}`);
+    assert.deepEqual(problems, [], `console or page errors:\n${problems.join('\n')}`);
+  };
+  return { page, finish };
+}
+
+/** Cell texts of one grid in a widget's shadow root, as rows. */
+function gridRows(page, id, matrix = 'weights') {
+  return page.evaluate(([id, matrix]) => {
+    const grid = document.getElementById(id).shadowRoot.querySelector(`[role=grid][data-matrix="${matrix}"]`);
+    if (!grid) return null;
+    return [...grid.querySelectorAll('[role=row]')].map((r) => [...r.querySelectorAll('[role=gridcell]')].map((c) => c.textContent));
+  }, [id, matrix]);
+}
+
+const lastEvent = (page, id) => page.evaluate((id) => window.__events.filter((e) => e.id === id).at(-1)?.detail, id);
+
+test('three widgets render under a strict CSP, offline, sharing one wasm instance, with no errors', async () => {
+  const { page, finish } = await open();
+  const counts = await page.evaluate(() =>
+    ['worked', 'steps', 'bad'].map((id) => document.getElementById(id).shadowRoot.querySelectorAll('[role=grid]').length));
+  assert.deepEqual(counts, [1, 4, 6], 'heatmap: 1 grid, steps: 4, compare: one per scoring function');
+  assert.equal(await page.evaluate(() => window.__instances), 1, 'one WebAssembly instance for three widgets');
+  assert.equal(await page.evaluate(() => customElements.get('qk-scope') !== undefined), true);
+  await finish();
+});
+
+test('worked example: scaled_dot weights row 1 is 0.5065 0.1863 0.3072, and the event carries them', async () => {
+  const { page, finish } = await open();
+  const rows = await gridRows(page, 'worked');
+  assert.deepEqual(rows[0], ['0.5065', '0.1863', '0.3072']);
+  const d = await lastEvent(page, 'worked');
+  assert.equal(d.config.score, 'scaled_dot');
+  assert.deepEqual(d.weights[0].map((x) => x.toFixed(4)), ['0.5065', '0.1863', '0.3072']);
+  assert.equal(d.argmax[0], 0);
+  assert.ok(Math.abs(d.scale - 0.5) < 1e-6, 'scale 1/sqrt(4)');
+  await finish();
+});
+
+test("setAttribute('score', 'additive') recomputes, updates the control and fires attention-change", async () => {
+  const { page, finish } = await open();
+  const before = await gridRows(page, 'worked');
+  const n = await page.evaluate(() => window.__events.length);
+  await page.evaluate(() => document.getElementById('worked').setAttribute('score', 'additive'));
+  await page.waitForFunction((n) => window.__events.length > n, n);
+  const after = await gridRows(page, 'worked');
+  assert.notDeepEqual(after, before, 'weights changed');
+  const d = await lastEvent(page, 'worked');
+  assert.equal(d.config.score, 'additive');
+  const sel = await page.evaluate(() => document.getElementById('worked').shadowRoot.querySelector('select[data-control=score]').value);
+  assert.equal(sel, 'additive');
+  // A control writes its attribute back (attributes are the source of truth).
+  await page.evaluate(() => {
+    const s = document.getElementById('worked').shadowRoot.querySelector('select[data-control=mask]');
+    s.value = 'causal';
+    s.dispatchEvent(new Event('change'));
+  });
+  await page.waitForFunction(() => window.__events.at(-1).detail.config.mask === 'causal');
+  assert.equal(await page.evaluate(() => document.getElementById('worked').getAttribute('mask')), 'causal');
+  const masked = await page.evaluate(() => document.getElementById('worked').shadowRoot.querySelectorAll('[role=gridcell][data-masked=true]').length);
+  assert.equal(masked, 3, 'causal 3 x 3: three masked cells above the diagonal');
+  await finish();
+});
+
+test('a bad attribute shows a polite message and falls back; fixing it clears the message', async () => {
+  const { page, finish } = await open();
+  const msg = await page.evaluate(() => {
+    const s = document.getElementById('bad').shadowRoot.querySelector('[part~=error][role=status]');
+    return { text: s.textContent, live: s.getAttribute('aria-live') };
+  });
+  assert.match(msg.text, /temperature="-1" is not valid/);
+  assert.match(msg.text, /using 1/);
+  assert.equal(msg.live, 'polite');
+  assert.equal((await lastEvent(page, 'bad')).config.temperature, 1);
+  await page.evaluate(() => document.getElementById('bad').setAttribute('temperature', '0.5'));
+  await page.waitForFunction(() => window.__events.at(-1).detail.config.temperature === 0.5);
+  const text = await page.evaluate(() => document.getElementById('bad').shadowRoot.querySelector('[role=status]').textContent);
+  assert.equal(text, '');
+  await page.evaluate(() => document.getElementById('bad').setAttribute('q', '[[1,2],[3]]'));
+  await page.waitForFunction(() => /q="\[\[1,2\],\[3\]\]" is not valid/.test(document.getElementById('bad').shadowRoot.querySelector('[role=status]').textContent));
+  await finish();
+});
+
+test('steps view: causal bottom-right mask, Chinese labels, four grids', async () => {
+  const { page, finish } = await open();
+  const info = await page.evaluate(() => {
+    const r = document.getElementById('steps').shadowRoot;
+    return {
+      masked: r.querySelectorAll('[data-matrix=weights] [data-masked=true]').length,
+      caption: r.querySelector('figcaption').textContent,
+      controls: [...r.querySelectorAll('label.control')].filter((l) => !l.hidden).map((l) => l.querySelector('[data-control]').dataset.control),
+    };
+  });
+  // lq=4, lk=5, bottom-right: query i sees keys j <= i + 1 -> masked 3+2+1+0 = 6.
+  assert.equal(info.masked, 6);
+  assert.match(info.caption, /原始分数/);
+  assert.deepEqual(info.controls, ['score', 'mask', 'view']);
+  await finish();
+});
+
+test('keyboard: Tab reaches the controls and the grid, arrow keys move between cells', async () => {
+  const { page, finish } = await open();
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press('Tab');
+  const focus = () => page.evaluate(() => {
+    const host = document.activeElement;
+    const inner = host?.shadowRoot?.activeElement;
+    return { host: host?.id, tag: inner?.tagName, control: inner?.dataset?.control, i: inner?.dataset?.i, j: inner?.dataset?.j };
+  });
+  assert.deepEqual(await focus(), { host: 'worked', tag: 'SELECT', control: 'score', i: undefined, j: undefined });
+  await page.keyboard.press('Tab'); // temperature
+  await page.keyboard.press('Tab'); // mask
+  await page.keyboard.press('Tab'); // first cell of the grid
+  assert.deepEqual(await focus(), { host: 'worked', tag: 'DIV', control: undefined, i: '0', j: '0' });
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  const f = await focus();
+  assert.deepEqual([f.i, f.j], ['1', '1']);
+  const label = await page.evaluate(() => document.getElementById('worked').shadowRoot.activeElement.getAttribute('aria-label'));
+  assert.match(label, /row 2, column 2: 0\.\d{4}/);
+  await finish();
+});
+
+test('dark colour scheme applies the dark custom properties', async () => {
+  const { page, finish } = await open({ colorScheme: 'dark' });
+  const bg = await page.evaluate(() => getComputedStyle(document.getElementById('worked')).backgroundColor);
+  assert.equal(bg, 'rgb(13, 17, 23)');
+  await finish();
+});

@@ -1,0 +1,339 @@
+// wasm/src/api.hpp — the functions behind the Embind surface (see wasm/qkscope.d.ts).
+// Included by exactly one translation unit per module: wasm/src/bindings.cpp (the full
+// module) or wasm/widget/bindings.cpp (the widget's smaller one), which register them.
+//
+// Every function takes and returns plain JS values (emscripten::val): no class_ handles
+// to .delete(), no registered vectors. Results hold Float32Array copies, safe across
+// memory growth. All validation happens here and in the core; the JS wrapper
+// (wasm/qkscope.js) only forwards.
+//
+// Errors: each binding runs inside guarded(), which turns
+//   std::invalid_argument (bad input; message names the argument) -> JS RangeError
+//   any other std::exception (std::bad_alloc included)            -> JS Error
+// The C++ exception is fully unwound before the JS error is thrown, so the module
+// stays usable after an error.
+#pragma once
+
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "convert.hpp"
+#include "qkscope/qkscope.hpp"
+
+namespace qkscope::wasm {
+namespace {
+
+// ---- error bridge --------------------------------------------------------------------
+
+template <class F>
+val guarded(const char* fn, F&& body) {
+  val error = val::undefined();
+  {
+    std::string kind, msg;
+    try {
+      return body();
+    } catch (const std::invalid_argument& e) {
+      kind = "RangeError";
+      msg = e.what();
+    } catch (const std::bad_alloc&) {
+      kind = "Error";
+      msg = std::string(fn) +
+            ": out of memory (std::bad_alloc): the inputs are too large for the WebAssembly heap";
+    } catch (const std::exception& e) {
+      kind = "Error";
+      msg = std::string(fn) + ": " + e.what();
+    }
+    error = val::global(kind.c_str()).new_(val(msg));
+  }  // the C++ exception and the strings are gone here
+  error.throw_();
+}
+
+// ---- options -------------------------------------------------------------------------
+
+// In the order of ForwardOptions in wasm/qkscope.d.ts (listed in error messages).
+const char* const kForwardKeys[] = {"query", "key", "value", "score", "params", "seed",
+                                    "hidden", "scale", "temperature", "keyLength", "causal",
+                                    "causalAlignment", "window", "bias", "mask", "normalizer",
+                                    "topK", "hard", "softcap", "alibiSlope", "relativeBias"};
+const char* const kParamKeys[] = {"W", "W_q", "W_k", "v", "b", "w"};
+const char* const kWindowKeys[] = {"left", "right"};
+
+/// The registry entry of `name` (throws the core's "unknown scoring function" message).
+ScoreInfo score_info(const std::string& name) {
+  for (const auto& i : score_infos())
+    if (name == i.name) return i;
+  throw_unknown_score(name);
+}
+
+/// Comma-separated registry list -> names.
+std::vector<std::string> split_params(const char* list) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = list; *c; ++c) {
+    if (*c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (*c != ' ') {
+      cur += *c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+template <class M>
+M* field(ScoreParams<float>& p, const std::string& key);
+template <>
+Matrix* field<Matrix>(ScoreParams<float>& p, const std::string& key) {
+  if (key == "W") return &p.W;
+  if (key == "W_q") return &p.W_q;
+  if (key == "W_k") return &p.W_k;
+  return nullptr;
+}
+template <>
+Vector* field<Vector>(ScoreParams<float>& p, const std::string& key) {
+  if (key == "v") return &p.v;
+  if (key == "b") return &p.b;
+  if (key == "w") return &p.w;
+  return nullptr;
+}
+
+/// The parameter fields of `p` named in `names` (empty ones skipped unless keep_empty).
+val params_to_js(ScoreParams<float>& p, const std::vector<std::string>& names, bool keep_empty) {
+  val o = val::object();
+  for (const auto& k : names) {
+    if (Matrix* m = field<Matrix>(p, k)) {
+      if (m->size() || keep_empty) o.set(k, to_js(*m));
+    } else if (Vector* v = field<Vector>(p, k)) {
+      if (v->size() || keep_empty) o.set(k, to_js(*v));
+    }
+  }
+  return o;
+}
+
+/// All non-empty parameter fields of `p` (for gradients).
+val params_to_js(ScoreParams<float>& p) {
+  std::vector<std::string> all(std::begin(kParamKeys), std::end(kParamKeys));
+  return params_to_js(p, all, false);
+}
+
+struct Parsed {
+  std::string score = "scaled_dot";
+  std::vector<std::string> used;  // parameter names of the scoring function
+  Matrix Q, K, V;
+  ScoreParams<float> params;
+  AttentionConfig<float> cfg;
+};
+
+std::uint64_t read_seed(const val& v, const std::string& name) {
+  if (absent(v)) return 0;
+  return static_cast<std::uint64_t>(integer(v, name, 0, kMaxSafeInteger));
+}
+
+/// ForwardOptions -> inputs and config (everything the .d.ts documents).
+Parsed parse_options(const val& opts) {
+  if (!is_object(opts) || opts.isArray())
+    fail("options must be an object {query, key, value, ...}, got " + describe(opts));
+  reject_unknown_keys(opts, "options", kForwardKeys);
+  Parsed p;
+
+  if (const val s = opts["score"]; !absent(s)) p.score = string(s, "score");
+  const ScoreInfo info = score_info(p.score);
+  p.used = split_params(info.params);
+
+  p.Q = to_matrix(opts["query"], "query");
+  p.K = to_matrix(opts["key"], "key");
+  p.V = to_matrix(opts["value"], "value");
+  const ScoreShape shape = detail::check_inputs(p.Q, p.K, p.V);
+
+  const std::uint64_t seed = read_seed(opts["seed"], "seed");
+  std::optional<Eigen::Index> hidden;
+  if (const val h = opts["hidden"]; !absent(h)) hidden = integer(h, "hidden", 1, 1 << 20);
+
+  // Parameters: given ones converted, missing used ones initialised from the seed.
+  bool given[6] = {};
+  if (const val pv = opts["params"]; !absent(pv)) {
+    if (!is_object(pv) || pv.isArray())
+      fail("params must be an object {W?, W_q?, W_k?, v?, b?, w?}, got " + describe(pv));
+    reject_unknown_keys(pv, "params", kParamKeys);
+    for (int k = 0; k < 6; ++k) {
+      const std::string key = kParamKeys[k];
+      const val x = pv[key];
+      if (absent(x)) continue;
+      given[k] = true;
+      if (Matrix* m = field<Matrix>(p.params, key)) *m = to_matrix(x, "params." + key);
+      else *field<Vector>(p.params, key) = to_vector(x, "params." + key);
+    }
+  }
+  bool missing = false;
+  for (const auto& u : p.used)
+    for (int k = 0; k < 6; ++k) missing = missing || (u == kParamKeys[k] && !given[k]);
+  if (missing) {
+    // Hidden size: explicit, else from the given additive parameters, else d_k.
+    Eigen::Index d_h = shape.d_k;
+    if (hidden) d_h = *hidden;
+    else if (p.params.v.size()) d_h = p.params.v.size();
+    else if (p.params.W_q.rows()) d_h = p.params.W_q.rows();
+    else if (p.params.W_k.rows()) d_h = p.params.W_k.rows();
+    else if (p.params.b.size()) d_h = p.params.b.size();
+    ScoreParams<float> init = init_params<float>(p.score, shape.d_q, shape.d_k, d_h, seed);
+    for (int k = 0; k < 6; ++k) {
+      const std::string key = kParamKeys[k];
+      if (given[k]) continue;
+      if (Matrix* m = field<Matrix>(p.params, key)) *m = std::move(*field<Matrix>(init, key));
+      else *field<Vector>(p.params, key) = std::move(*field<Vector>(init, key));
+    }
+  }
+
+  AttentionConfig<float>& cfg = p.cfg;
+  cfg.score = p.score;
+  if (const val s = opts["scale"]; !absent(s)) cfg.scale = number(s, "scale");
+  if (const val t = opts["temperature"]; !absent(t)) cfg.temperature = number(t, "temperature");
+  if (const val n = opts["normalizer"]; !absent(n)) cfg.normalizer = string(n, "normalizer");
+  if (const val k = opts["topK"]; !absent(k))
+    cfg.norm_options.top_k = int(integer(k, "topK", 1, 2147483647.0));
+  if (const val h = opts["hard"]; !absent(h)) cfg.norm_options.hard = boolean(h, "hard");
+  cfg.norm_options.seed = seed;
+
+  MaskSpec& mask = cfg.mask;
+  if (const val n = opts["keyLength"]; !absent(n))
+    mask.key_length = integer(n, "keyLength", 0, kMaxIndex);
+  if (const val c = opts["causal"]; !absent(c)) mask.causal = boolean(c, "causal");
+  if (const val a = opts["causalAlignment"]; !absent(a)) {
+    const std::string s = string(a, "causalAlignment");
+    if (s == "top_left") mask.alignment = CausalAlignment::top_left;
+    else if (s == "bottom_right") mask.alignment = CausalAlignment::bottom_right;
+    else fail("causalAlignment must be 'top_left' or 'bottom_right', got '" + s + "'");
+  }
+  if (const val w = opts["window"]; !absent(w)) {
+    if (!is_object(w) || w.isArray())
+      fail("window must be an object {left, right}, got " + describe(w));
+    reject_unknown_keys(w, "window", kWindowKeys);
+    // Each side: a non-negative integer; Infinity or omitted = unbounded on that side.
+    auto side = [&](const char* key, std::optional<Eigen::Index>& out) {
+      const val x = w[key];
+      const std::string name = std::string("window.") + key;
+      if (absent(x)) return;
+      if (x.isNumber() && x.as<double>() == std::numeric_limits<double>::infinity()) {
+        out = Eigen::Index(kMaxIndex);  // wider than any L_q + L_k
+        return;
+      }
+      out = integer(x, name, 0, kMaxIndex);
+    };
+    side("left", mask.window_left);
+    side("right", mask.window_right);
+    if (!mask.window_left && !mask.window_right)
+      fail("window must set left and/or right (keys visible left / right of the diagonal)");
+  }
+  if (const val m = opts["mask"]; !absent(m)) mask.keep = to_keep_mask(m, "mask");
+  if (const val b = opts["bias"]; !absent(b)) cfg.bias.dense = to_matrix(b, "bias", Entries::finite_or_ninf);
+  // Score modifiers (bias/bias.hpp); the core validates their values.
+  if (const val c = opts["softcap"]; !absent(c)) cfg.bias.softcap = number(c, "softcap");
+  if (const val a = opts["alibiSlope"]; !absent(a)) cfg.bias.alibi_slope = number(a, "alibiSlope");
+  if (const val r = opts["relativeBias"]; !absent(r)) cfg.bias.relative = to_vector(r, "relativeBias");
+  return p;
+}
+
+val result_to_js(Parsed& p, const AttentionResult<float>& r) {
+  val o = val::object();
+  o.set("rawScores", to_js(r.raw_scores));
+  o.set("scores", to_js(r.scores));
+  o.set("maskedScores", to_js(r.masked_scores));
+  o.set("weights", to_js(r.weights));
+  o.set("output", to_js(r.output));
+  o.set("logsumexp", to_js(r.logsumexp));
+  o.set("entropy", to_js(r.entropy));
+  o.set("maxWeight", to_js(r.max_weight));
+  o.set("params", params_to_js(p.params, p.used, true));
+  o.set("scale", r.scale);
+  return o;
+}
+
+// ---- bindings ------------------------------------------------------------------------
+
+val js_forward(val opts) {
+  return guarded("forward", [&] {
+    Parsed p = parse_options(opts);
+    const AttentionResult<float> r = attention_forward(p.Q, p.K, p.V, p.params, p.cfg);
+    return result_to_js(p, r);
+  });
+}
+
+val js_backward(val opts, val grad_output) {
+  return guarded("backward", [&] {
+    Parsed p = parse_options(opts);
+    const AttentionResult<float> r = attention_forward(p.Q, p.K, p.V, p.params, p.cfg);
+    const Matrix dO = to_matrix(grad_output, "gradOutput");
+    if (dO.rows() != p.Q.rows() || dO.cols() != p.V.cols())
+      fail("gradOutput must have the shape of output (L_q, d_v) = " +
+           detail::shape_str(p.Q.rows(), p.V.cols()) + ", got " + detail::shape_of(dO));
+    AttentionGrads<float> g = attention_backward(p.Q, p.K, p.V, p.params, p.cfg, r, dO);
+    val o = val::object();
+    o.set("dQuery", to_js(g.dQ));
+    o.set("dKey", to_js(g.dK));
+    o.set("dValue", to_js(g.dV));
+    o.set("dParams", params_to_js(g.dparams));
+    o.set("dTemperature", g.dtemperature);
+    if (p.cfg.bias.dense.size()) o.set("dBias", to_js(g.ddense));
+    if (p.cfg.bias.relative.size()) o.set("dRelativeBias", to_js(g.drelative));
+    return o;
+  });
+}
+
+val js_init_params(val score, val d_q, val d_k, val hidden, val seed) {
+  return guarded("initParams", [&] {
+    const std::string name = string(score, "score");
+    const ScoreInfo info = score_info(name);
+    const Eigen::Index dq = integer(d_q, "dQ", 1, 1 << 20);
+    const Eigen::Index dk = integer(d_k, "dK", 1, 1 << 20);
+    const Eigen::Index dh = absent(hidden) ? dk : integer(hidden, "hidden", 1, 1 << 20);
+    ScoreParams<float> p = init_params<float>(name, dq, dk, dh, read_seed(seed, "seed"));
+    return params_to_js(p, split_params(info.params), true);
+  });
+}
+
+val js_score_functions() {
+  return guarded("scoreFunctions", [] {
+    val list = val::array();
+    int i = 0;
+    for (const auto& s : score_infos()) {
+      val o = val::object();
+      o.set("name", std::string(s.name));
+      o.set("label", std::string(s.label));
+      o.set("tex", std::string(s.tex));
+      val params = val::array();
+      int k = 0;
+      for (const auto& n : split_params(s.params)) params.set(k++, n);
+      o.set("params", params);
+      o.set("sameDim", s.same_dim);
+      list.set(i++, o);
+    }
+    return list;
+  });
+}
+
+val js_normalizers() {
+  return guarded("normalizers", [] {
+    val list = val::array();
+    int i = 0;
+    for (const auto& n : normalizer_infos()) {
+      val o = val::object();
+      o.set("name", std::string(n.name));
+      o.set("label", std::string(n.label));
+      o.set("tex", std::string(n.tex));
+      o.set("soft", n.soft);
+      list.set(i++, o);
+    }
+    return list;
+  });
+}
+
+std::string js_version() { return qkscope::version; }
+
+}  // namespace
+}  // namespace qkscope::wasm

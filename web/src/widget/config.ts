@@ -1,0 +1,183 @@
+/**
+ * Attributes of <qk-scope> -> a validated WidgetConfig (no DOM). Attributes are the
+ * source of truth; every bad value falls back to its default and yields a message
+ * (shown by the element in a polite role=status region), never an exception.
+ * Pipeline of the core: f(q,k) -> x scale -> mask -> normalize(z / temperature) -> weights x V.
+ */
+import type { CausalAlignment, ForwardOptions, NormalizerName, ScoreName } from '../../../wasm/qkscope.js';
+import type { Mat } from '../model/matrix';
+import { seededMatrix } from './rng';
+
+export type MaskKind = 'none' | 'causal' | 'padding';
+export type ViewKind = 'heatmap' | 'steps' | 'compare';
+export type WidgetLang = 'en' | 'zh';
+export type ControlName = 'score' | 'temperature' | 'mask' | 'normalizer' | 'view' | 'seed';
+
+export const SCORES: readonly ScoreName[] = ['dot', 'scaled_dot', 'cosine', 'bilinear', 'additive', 'linear_concat'];
+export const NORMALIZERS: readonly NormalizerName[] = ['softmax', 'hard', 'gumbel_softmax', 'sparsemax', 'topk_softmax'];
+export const MASKS: readonly MaskKind[] = ['none', 'causal', 'padding'];
+export const VIEWS: readonly ViewKind[] = ['heatmap', 'steps', 'compare'];
+export const ALIGNMENTS: readonly CausalAlignment[] = ['top_left', 'bottom_right'];
+export const LANGS: readonly WidgetLang[] = ['en', 'zh'];
+export const CONTROLS: readonly ControlName[] = ['score', 'temperature', 'mask', 'normalizer', 'view', 'seed'];
+export const DEFAULT_CONTROLS: readonly ControlName[] = ['score', 'temperature', 'mask'];
+
+/** Largest sequence length and head dimension the widget accepts (small matrices only). */
+export const MAX_LEN = 16;
+export const MAX_DIM = 16;
+
+/** Every observed attribute, in the order of the docs table. */
+export const ATTRIBUTES = [
+  'score', 'd', 'lq', 'lk', 'seed', 'temperature', 'mask', 'key-length', 'causal-alignment',
+  'normalizer', 'top-k', 'view', 'lang', 'controls', 'q', 'k', 'v',
+] as const;
+export type AttributeName = (typeof ATTRIBUTES)[number];
+
+export interface WidgetConfig {
+  score: ScoreName;
+  d: number;
+  lq: number;
+  lk: number;
+  seed: number;
+  temperature: number;
+  mask: MaskKind;
+  /** Valid keys when mask = 'padding' (1..lk). */
+  keyLength: number;
+  causalAlignment: CausalAlignment;
+  normalizer: NormalizerName;
+  topK: number;
+  view: ViewKind;
+  lang: WidgetLang;
+  controls: ControlName[];
+  q: Mat; // (lq, d)
+  k: Mat; // (lk, d)
+  v: Mat; // (lk, d)
+}
+
+/** One rejected attribute: its name, the text given, and the value used instead. */
+export interface ConfigProblem {
+  attribute: AttributeName;
+  given: string;
+  /** Machine-readable reason, translated by the element. */
+  reason: 'choice' | 'integer' | 'positive' | 'json' | 'shape';
+  /** What was expected, e.g. "1..16" or "dot | scaled_dot | ...". */
+  expected: string;
+  used: string;
+}
+
+type Get = (name: AttributeName) => string | null;
+
+function choice<T extends string>(get: Get, name: AttributeName, options: readonly T[], fallback: T, out: ConfigProblem[]): T {
+  const raw = get(name);
+  if (raw === null) return fallback;
+  const s = raw.trim();
+  if ((options as readonly string[]).includes(s)) return s as T;
+  out.push({ attribute: name, given: raw, reason: 'choice', expected: options.join(' | '), used: fallback });
+  return fallback;
+}
+
+function integer(get: Get, name: AttributeName, lo: number, hi: number, fallback: number, out: ConfigProblem[]): number {
+  const raw = get(name);
+  if (raw === null) return fallback;
+  const x = raw.trim() === '' ? NaN : Number(raw);
+  if (Number.isInteger(x) && x >= lo && x <= hi) return x;
+  out.push({ attribute: name, given: raw, reason: 'integer', expected: `${lo}..${hi}`, used: String(fallback) });
+  return fallback;
+}
+
+/** A rectangular JSON matrix of finite numbers, at most MAX_LEN x MAX_DIM; null if absent or bad. */
+function matrix(get: Get, name: AttributeName, out: ConfigProblem[]): Mat | null {
+  const raw = get(name);
+  if (raw === null || raw.trim() === '') return null;
+  let m: unknown;
+  try {
+    m = JSON.parse(raw);
+  } catch {
+    out.push({ attribute: name, given: raw, reason: 'json', expected: '[[1,0],[0,1]]', used: 'seed' });
+    return null;
+  }
+  const ok =
+    Array.isArray(m) && m.length >= 1 && m.length <= MAX_LEN &&
+    m.every((r) => Array.isArray(r) && r.length >= 1 && r.length <= MAX_DIM && r.length === (m as unknown[][])[0]!.length &&
+      r.every((x) => typeof x === 'number' && Number.isFinite(x)));
+  if (!ok) {
+    out.push({ attribute: name, given: raw, reason: 'shape', expected: `rows 1..${MAX_LEN} of 1..${MAX_DIM} numbers, all the same length`, used: 'seed' });
+    return null;
+  }
+  return m as Mat;
+}
+
+/** Parses the attributes (read through `get`) into a config and the problems found. */
+export function parseConfig(get: Get): { config: WidgetConfig; problems: ConfigProblem[] } {
+  const p: ConfigProblem[] = [];
+  const score = choice(get, 'score', SCORES, 'scaled_dot', p);
+  const seed = integer(get, 'seed', 0, 2 ** 31 - 1, 0, p);
+
+  let temperature = 1;
+  const rawT = get('temperature');
+  if (rawT !== null) {
+    const t = rawT.trim() === '' ? NaN : Number(rawT);
+    if (Number.isFinite(t) && t > 0) temperature = t;
+    else p.push({ attribute: 'temperature', given: rawT, reason: 'positive', expected: '> 0', used: '1' });
+  }
+
+  // Given matrices fix the shapes; otherwise d, lq, lk (defaults 4, 3, 3) and the seed do.
+  let q = matrix(get, 'q', p);
+  let k = matrix(get, 'k', p);
+  let v = matrix(get, 'v', p);
+  if (q && k && q[0]!.length !== k[0]!.length) {
+    p.push({ attribute: 'k', given: get('k')!, reason: 'shape', expected: `rows of ${q[0]!.length} numbers (as q)`, used: 'seed' });
+    k = null;
+  }
+  if (k && v && v.length !== k.length) {
+    p.push({ attribute: 'v', given: get('v')!, reason: 'shape', expected: `${k.length} rows (as k)`, used: 'seed' });
+    v = null;
+  }
+  const d = q ? q[0]!.length : k ? k[0]!.length : integer(get, 'd', 1, MAX_DIM, 4, p);
+  const lq = q ? q.length : integer(get, 'lq', 1, MAX_LEN, 3, p);
+  const lk = k ? k.length : v ? v.length : integer(get, 'lk', 1, MAX_LEN, lq, p);
+  q ??= seededMatrix(seed, 1, lq, d);
+  k ??= seededMatrix(seed, 2, lk, d);
+  v ??= seededMatrix(seed, 3, lk, d);
+
+  const mask = choice(get, 'mask', MASKS, 'none', p);
+  const keyLength = integer(get, 'key-length', 1, lk, Math.max(1, lk - 1), p);
+  const causalAlignment = choice(get, 'causal-alignment', ALIGNMENTS, 'top_left', p);
+  const normalizer = choice(get, 'normalizer', NORMALIZERS, 'softmax', p);
+  const topK = integer(get, 'top-k', 1, lk, Math.min(2, lk), p);
+  const view = choice(get, 'view', VIEWS, 'heatmap', p);
+  const lang = choice(get, 'lang', LANGS, 'en', p);
+
+  let controls = [...DEFAULT_CONTROLS];
+  const rawC = get('controls');
+  if (rawC !== null) {
+    const words = rawC.split(/[\s,]+/).filter(Boolean);
+    const bad = words.filter((w) => w !== 'none' && !(CONTROLS as readonly string[]).includes(w));
+    if (bad.length) p.push({ attribute: 'controls', given: rawC, reason: 'choice', expected: `none | ${CONTROLS.join(' ')}`, used: words.filter((w) => !bad.includes(w)).join(' ') || 'none' });
+    controls = words.filter((w): w is ControlName => (CONTROLS as readonly string[]).includes(w));
+  }
+
+  return {
+    config: { score, d, lq, lk, seed, temperature, mask, keyLength, causalAlignment, normalizer, topK, view, lang, controls, q, k, v },
+    problems: p,
+  };
+}
+
+/** The core's ForwardOptions for a config, with another scoring function if given (compare view). */
+export function forwardOptions(c: WidgetConfig, score: ScoreName = c.score): ForwardOptions {
+  const o: ForwardOptions = {
+    query: c.q,
+    key: c.k,
+    value: c.v,
+    score,
+    seed: c.seed,
+    temperature: c.temperature,
+    normalizer: c.normalizer,
+    causal: c.mask === 'causal',
+    causalAlignment: c.causalAlignment,
+  };
+  if (c.mask === 'padding') o.keyLength = c.keyLength;
+  if (c.normalizer === 'topk_softmax') o.topK = c.topK;
+  // 'dot' family needs d_q = d_k, which holds by construction (q and k share d).
+  return o;
+}

@@ -1,0 +1,120 @@
+/**
+ * One matrix drawn as a keyboard-navigable grid inside <qk-scope>'s shadow root:
+ * role=grid, one tab stop per grid (roving tabindex), arrow keys / Home / End move,
+ * every cell carries an aria-label readout. Numbers are printed for matrices up to
+ * 8 x 8; larger ones show them on hover (title) and focus (aria-label). Masked cells
+ * are hatched, not zero. Colours are set through the CSSOM (el.style), which a
+ * strict style-src CSP does not block, unlike style="" attributes.
+ */
+import { fixed } from '../model/format';
+import type { RowMajor } from '../model/matrix';
+import { type Palette, colour, extentOf } from './palette';
+
+export interface GridSpec {
+  /** Short name, e.g. "weights" (data-matrix on the grid, used by tests and CSS). */
+  name: string;
+  title: string;
+  values: RowMajor;
+  palette: Palette;
+  decimals: number;
+  masked?: (i: number, j: number) => boolean;
+  maskedText: string;
+  cellLabel: (i: number, j: number, valueText: string) => string;
+  gridLabel: string;
+}
+
+const MAX_TEXT = 8;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, part: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (part) e.setAttribute('part', part);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** A figure with a caption, the grid and its legend. */
+export function renderGrid(spec: GridSpec): HTMLElement {
+  const { rows, cols, data } = spec.values;
+  const fig = el('figure', 'matrix');
+  fig.className = 'matrix';
+  const cap = el('figcaption', 'matrix-title', spec.title);
+  const grid = el('div', 'grid');
+  grid.className = 'grid';
+  grid.setAttribute('role', 'grid');
+  grid.setAttribute('aria-label', spec.gridLabel);
+  grid.dataset.matrix = spec.name;
+  grid.style.gridTemplateColumns = `repeat(${cols}, var(--qk-cell-size, 3.4em))`;
+  const extent = extentOf(data);
+  const showText = rows <= MAX_TEXT && cols <= MAX_TEXT;
+  const cells: HTMLElement[][] = [];
+  for (let i = 0; i < rows; i++) {
+    const row = el('div', 'row');
+    row.className = 'row';
+    row.setAttribute('role', 'row');
+    const line: HTMLElement[] = [];
+    for (let j = 0; j < cols; j++) {
+      const x = data[i * cols + j]!;
+      const masked = spec.masked?.(i, j) ?? false;
+      const text = fixed(x, spec.decimals);
+      const cell = el('div', masked ? 'cell masked' : 'cell');
+      cell.className = masked ? 'cell masked' : 'cell';
+      cell.setAttribute('role', 'gridcell');
+      cell.tabIndex = i === 0 && j === 0 ? 0 : -1;
+      cell.dataset.i = String(i);
+      cell.dataset.j = String(j);
+      cell.dataset.value = String(x);
+      cell.dataset.masked = String(masked);
+      const readout = spec.cellLabel(i + 1, j + 1, masked ? spec.maskedText : text);
+      cell.setAttribute('aria-label', readout);
+      cell.title = readout;
+      if (!masked) {
+        const c = colour(spec.palette, x, extent);
+        cell.style.background = c.fill;
+        cell.style.color = c.ink;
+        if (showText) cell.textContent = text;
+      }
+      row.append(cell);
+      line.push(cell);
+    }
+    grid.append(row);
+    cells.push(line);
+  }
+  grid.addEventListener('keydown', (ev) => {
+    const cur = (ev.target as HTMLElement).closest<HTMLElement>('[role=gridcell]');
+    if (!cur) return;
+    let i = Number(cur.dataset.i);
+    let j = Number(cur.dataset.j);
+    switch (ev.key) {
+      case 'ArrowUp': i = Math.max(0, i - 1); break;
+      case 'ArrowDown': i = Math.min(rows - 1, i + 1); break;
+      case 'ArrowLeft': j = Math.max(0, j - 1); break;
+      case 'ArrowRight': j = Math.min(cols - 1, j + 1); break;
+      case 'Home': j = 0; break;
+      case 'End': j = cols - 1; break;
+      default: return;
+    }
+    ev.preventDefault();
+    cur.tabIndex = -1;
+    const next = cells[i]![j]!;
+    next.tabIndex = 0;
+    next.focus();
+  });
+  fig.append(cap, grid, legend(spec.palette, extent));
+  return fig;
+}
+
+/** Colour bar with its end and middle values. */
+function legend(palette: Palette, extent: number): HTMLElement {
+  const box = el('div', 'legend');
+  box.className = 'legend';
+  box.setAttribute('aria-hidden', 'true');
+  const bar = el('span', 'legend-bar');
+  bar.className = 'legend-bar';
+  const lo = palette === 'unit' ? 0 : -extent;
+  const hi = palette === 'unit' ? 1 : extent;
+  const stops = Array.from({ length: 9 }, (_, s) => colour(palette, lo + ((hi - lo) * s) / 8, extent).fill);
+  bar.style.background = `linear-gradient(to right, ${stops.join(', ')})`;
+  const fmt = (x: number) => Number(x.toPrecision(3)).toString().replace('-', '\u2212');
+  box.append(el('span', 'legend-tick', fmt(lo)), bar, el('span', 'legend-tick', fmt(hi)));
+  return box;
+}

@@ -1,0 +1,252 @@
+/**
+ * <qk-scope>: live attention weights softmax(f(Q, K) / tau) V of the C++ core, as a
+ * custom element for any page. Attributes are the source of truth (see config.ts and
+ * web/widget.html); controls write attributes, attribute changes recompute. Shadow DOM
+ * with part= hooks and --qk-* colour properties; every recompute dispatches a typed
+ * `attention-change` event (bubbles, composed). Defining it is define.ts's job.
+ * Pattern: github/relative-time-element.
+ */
+import type { ForwardResult, QkScope, ScoreName } from '../../../wasm/qkscope.js';
+import { toRows } from '../model/matrix';
+import { cellDecimals } from '../model/format';
+import {
+  ATTRIBUTES, CONTROLS, MASKS, NORMALIZERS, SCORES, VIEWS,
+  type AttributeName, type ControlName, type WidgetConfig, forwardOptions, parseConfig,
+} from './config';
+import { loadCore } from './core';
+import { renderGrid } from './grid';
+import { STRINGS, type WidgetStrings } from './strings';
+import { adoptStyles } from './styles';
+
+/** detail of `attention-change`: the state used and a summary of the result. */
+export interface AttentionChangeDetail {
+  config: WidgetConfig;
+  /** Attention weights, (lq, lk). */
+  weights: number[][];
+  /** weights x V, (lq, d). */
+  output: number[][];
+  /** Index of the largest weight per query row, (lq). */
+  argmax: number[];
+  /** Row entropy in nats, (lq). */
+  entropy: number[];
+  scale: number;
+  /** Messages about attributes that were rejected (and the fallbacks used). */
+  problems: string[];
+}
+
+export type AttentionChangeEvent = CustomEvent<AttentionChangeDetail>;
+
+declare global {
+  interface HTMLElementEventMap {
+    'attention-change': AttentionChangeEvent;
+  }
+  // It bubbles and is composed, so listeners on the document see it too.
+  interface DocumentEventMap {
+    'attention-change': AttentionChangeEvent;
+  }
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, part: string, cls = part): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (part) e.setAttribute('part', part);
+  if (cls) e.className = cls;
+  return e;
+}
+
+export class QkScopeElement extends HTMLElement {
+  static get observedAttributes(): readonly string[] {
+    return ATTRIBUTES;
+  }
+
+  private readonly root: ShadowRoot;
+  private readonly controlsBox = el('div', 'controls');
+  private readonly figure = el('div', 'figure');
+  private readonly summary = el('p', 'summary');
+  private readonly status = el('div', 'error');
+  private readonly alert = el('div', 'alert');
+  private readonly inputs = new Map<ControlName, HTMLSelectElement | HTMLInputElement>();
+  private core: QkScope | null = null;
+  private pending = false;
+  private builtLang = '';
+
+  constructor() {
+    super();
+    this.root = this.attachShadow({ mode: 'open' });
+    adoptStyles(this.root);
+    this.status.setAttribute('role', 'status');
+    this.status.setAttribute('aria-live', 'polite');
+    this.alert.setAttribute('role', 'alert');
+    this.alert.hidden = true;
+    const wrap = el('div', 'root');
+    wrap.append(this.controlsBox, this.figure, this.summary, this.status, this.alert);
+    this.root.append(wrap);
+  }
+
+  connectedCallback(): void {
+    this.schedule();
+  }
+
+  attributeChangedCallback(_name: string, old: string | null, value: string | null): void {
+    if (old !== value) this.schedule();
+  }
+
+  /** The validated configuration the attributes currently describe. */
+  get config(): WidgetConfig {
+    return parseConfig((n) => this.getAttribute(n)).config;
+  }
+
+  /** Recomputes once per task, however many attributes changed. */
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = true;
+    queueMicrotask(() => {
+      this.pending = false;
+      if (this.isConnected) void this.update();
+    });
+  }
+
+  private async update(): Promise<void> {
+    const { config, problems } = parseConfig((n) => this.getAttribute(n));
+    const t = STRINGS[config.lang];
+    const messages = problems.map((p) => t.problem(p));
+    this.showList(this.status, messages);
+    if (!this.core) {
+      this.figure.replaceChildren(Object.assign(el('p', 'status'), { textContent: t.loading }));
+      try {
+        this.core = await loadCore();
+      } catch (e) {
+        this.fail(t.loadFailed, e);
+        return;
+      }
+      // Attributes may have changed while loading: start over with the current ones.
+      return this.update();
+    }
+    this.buildControls(config, t);
+    let result: ForwardResult;
+    try {
+      result = this.core.forward(forwardOptions(config));
+      this.alert.hidden = true;
+      this.alert.replaceChildren();
+    } catch (e) {
+      this.fail(t.computeFailed, e);
+      return;
+    }
+    this.draw(config, t, result);
+    const weights = toRows(result.weights);
+    const detail: AttentionChangeDetail = {
+      config,
+      weights,
+      output: toRows(result.output),
+      argmax: weights.map((r) => r.indexOf(Math.max(...r))),
+      entropy: Array.from(result.entropy),
+      scale: result.scale,
+      problems: messages,
+    };
+    this.dispatchEvent(new CustomEvent('attention-change', { detail, bubbles: true, composed: true }));
+  }
+
+  private fail(prefix: string, e: unknown): void {
+    this.figure.replaceChildren();
+    this.alert.hidden = false;
+    this.showList(this.alert, [prefix + (e instanceof Error ? e.message : String(e))]);
+  }
+
+  private showList(box: HTMLElement, lines: string[]): void {
+    box.replaceChildren(...lines.map((m) => Object.assign(document.createElement('p'), { textContent: m })));
+    if (box === this.status) box.classList.toggle('error', lines.length > 0);
+  }
+
+  /** Builds the controls once per language; afterwards only syncs values and visibility. */
+  private buildControls(c: WidgetConfig, t: WidgetStrings): void {
+    if (this.builtLang !== c.lang) {
+      this.builtLang = c.lang;
+      this.inputs.clear();
+      this.controlsBox.replaceChildren();
+      const labels: Record<ControlName, string> = {
+        score: t.score, temperature: t.temperature, mask: t.mask, normalizer: t.normalizer, view: t.view, seed: t.seed,
+      };
+      const scoreLabel = (s: string) => this.core?.scoreFunctions.find((f) => f.name === s)?.label ?? s;
+      const normLabel = (s: string) => this.core?.normalizers.find((f) => f.name === s)?.label ?? s;
+      const options: Partial<Record<ControlName, [string, string][]>> = {
+        score: SCORES.map((s) => [s, scoreLabel(s)]),
+        mask: MASKS.map((m) => [m, t.masks[m]]),
+        normalizer: NORMALIZERS.map((n) => [n, normLabel(n)]),
+        view: VIEWS.map((v) => [v, t.views[v]]),
+      };
+      for (const name of CONTROLS) {
+        const label = el('label', `control control-${name}`, 'control');
+        label.append(labels[name]);
+        let input: HTMLSelectElement | HTMLInputElement;
+        const opts = options[name];
+        if (opts) {
+          input = document.createElement('select');
+          for (const [value, text] of opts) input.append(new Option(text, value));
+        } else {
+          input = document.createElement('input');
+          input.type = 'number';
+          input.min = name === 'seed' ? '0' : '0.05';
+          input.step = name === 'seed' ? '1' : '0.1';
+        }
+        input.setAttribute('part', name === 'temperature' || name === 'seed' ? 'input' : 'select');
+        input.dataset.control = name;
+        input.addEventListener('change', () => this.onControl(name, input));
+        label.append(input);
+        this.inputs.set(name, input);
+        this.controlsBox.append(label);
+      }
+    }
+    const values: Record<ControlName, string> = {
+      score: c.score, temperature: String(c.temperature), mask: c.mask, normalizer: c.normalizer, view: c.view, seed: String(c.seed),
+    };
+    for (const [name, input] of this.inputs) {
+      input.parentElement!.hidden = !c.controls.includes(name);
+      if (this.root.activeElement !== input) input.value = values[name];
+    }
+    this.controlsBox.hidden = c.controls.length === 0;
+  }
+
+  /** A control writes its attribute; attributeChangedCallback recomputes. */
+  private onControl(name: ControlName, input: HTMLSelectElement | HTMLInputElement): void {
+    const attr: AttributeName = name;
+    this.setAttribute(attr, input.value);
+  }
+
+  private draw(c: WidgetConfig, t: WidgetStrings, r: ForwardResult): void {
+    const masked = (i: number, j: number) => r.maskedScores.data[i * c.lk + j] === -Infinity;
+    const grid = (name: string, title: string, values: ForwardResult['weights'], palette: 'unit' | 'diverging', withMask: boolean, colName = t.key) =>
+      renderGrid({
+        name, title, values, palette,
+        decimals: cellDecimals(values.cols),
+        masked: withMask ? masked : undefined,
+        maskedText: t.masked,
+        cellLabel: (i, j, v) => t.cell(`${title} (${t.query} ${i}, ${colName} ${j})`, i, j, v),
+        gridLabel: t.grid(title, values.rows, values.cols),
+      });
+    const figs: HTMLElement[] = [];
+    if (c.view === 'heatmap') {
+      figs.push(grid('weights', t.label, r.weights, 'unit', true));
+    } else if (c.view === 'steps') {
+      figs.push(
+        grid('raw', t.steps.raw, r.rawScores, 'diverging', false),
+        grid('scores', t.steps.scores, r.maskedScores, 'diverging', true),
+        grid('weights', t.steps.weights, r.weights, 'unit', true),
+        grid('output', t.steps.output, r.output, 'diverging', false, t.dim),
+      );
+    } else {
+      for (const s of SCORES) {
+        const res: ForwardResult = s === c.score ? r : this.core!.forward(forwardOptions(c, s as ScoreName));
+        const label = this.core!.scoreFunctions.find((f) => f.name === s)?.label ?? s;
+        const fig = grid(s === c.score ? 'weights' : `weights-${s}`, label, res.weights, 'unit', true);
+        fig.dataset.score = s;
+        figs.push(fig);
+      }
+    }
+    this.figure.replaceChildren(...figs);
+    this.figure.setAttribute('aria-label', t.label);
+    const w = toRows(r.weights);
+    const top = w[0] ? w[0].indexOf(Math.max(...w[0])) + 1 : 0;
+    this.summary.textContent = c.lang === 'zh'
+      ? `查询 1 最关注键 ${top}（权重 ${w[0]?.[top - 1]?.toFixed(4) ?? '—'}）。`
+      : `Query 1 attends most to key ${top} (weight ${w[0]?.[top - 1]?.toFixed(4) ?? '—'}).`;
+  }
+}
