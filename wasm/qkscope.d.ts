@@ -171,7 +171,81 @@ export interface BackwardResult {
   dRelativeBias?: Float32Array;
 }
 
+/** Options of `QkScope.multiHeadForward` (Vaswani et al. 2017, §3.2.2; GQA: Ainslie et al. 2023). */
+export interface MultiHeadOptions {
+  /** Query-side tokens of B sequences stacked as row blocks, (B*L_q, d_model). */
+  query: MatrixLike;
+  /** Key/value-side tokens, (B*L_k, d_model_kv); default `query` (self-attention). */
+  keyValue?: MatrixLike;
+  /** B, the number of sequences; default 1. */
+  batch?: number;
+  /** H, query heads (>= 1). */
+  heads: number;
+  /** H_kv, key/value heads; H % H_kv == 0 (H_kv = 1: multi-query). Default H. */
+  kvHeads?: number;
+  /** Per-head query/key width d_k and value width d_v (>= 1). */
+  dK: number;
+  dV: number;
+  /** Output width of W_O; default d_model. */
+  dOut?: number;
+  /** Seed of the projection weights W_Q, W_K, W_V, W_O ~ N(0, 1/fan_in) and score parameters. */
+  seed?: number;
+  score?: ScoreName;
+  temperature?: number;
+  causal?: boolean;
+  causalAlignment?: CausalAlignment;
+  /** Valid keys per sequence (B entries), each in [0, L_k]. */
+  keyLengths?: ArrayLike<number>;
+  /** ALiBi with head h's slope from the ALiBi paper's construction for H heads. */
+  alibi?: boolean;
+}
+
+export interface MultiHeadResult {
+  /** (B*L_q, dOut). */
+  output: Matrix;
+  /** Per (sequence b, head h), at index b*H + h: weights (L_q, L_k), entropy and logsumexp (L_q). */
+  heads: { weights: Matrix; entropy: Float32Array; logsumexp: Float32Array }[];
+}
+
+/** Options of `QkScope.precisionSoftmax`: softmax of given scores in a storage dtype. */
+export interface PrecisionOptions {
+  /** Scores (L_q, L_k), rounded to `dtype` first. */
+  scores: MatrixLike;
+  /** Keep mask (L_q, L_k), true = may attend; default all true. */
+  mask?: ArrayLike<ArrayLike<boolean | number>> | Matrix;
+  /** Storage dtype; default 'float16'. */
+  dtype?: 'float16' | 'bfloat16' | 'float32';
+  /**
+   * 'correct' (default): fp32 compute, masked = -inf, fully masked rows give 0.
+   * 'masked_fill': the classic bug, fill masked scores with `fill` in the storage dtype, then softmax there.
+   * 'no_max': softmax without subtracting the row max, in the storage dtype (exp overflow).
+   */
+  method?: 'correct' | 'masked_fill' | 'no_max';
+  /** Fill value for 'masked_fill'; default -1e9 (which is -Infinity in float16). */
+  fill?: number;
+}
+
+export interface PrecisionResult {
+  weights: Matrix;
+  /** What entered the softmax. */
+  logits: Matrix;
+  nanCount: number;
+  infCount: number;
+  /** Which intermediate the inf count refers to. */
+  stage: string;
+  /** One line saying what happened and why. */
+  summary: string;
+  /** The fill value as stored in the dtype (masked_fill only). */
+  constantStored?: number;
+  /** Whether PyTorch's masked_fill would refuse this fill value for the dtype. */
+  pytorchRaises: boolean;
+}
+
 export interface QkScope {
+  /** Multi-head attention with seeded projections (GQA/MQA by index mapping, ALiBi, per-sequence key lengths). Throws RangeError on bad input. */
+  multiHeadForward(options: MultiHeadOptions): MultiHeadResult;
+  /** Softmax in a reduced-precision dtype: the correct fp32 path or a reproduction of a classic failure. Never throws for the failure it demonstrates. */
+  precisionSoftmax(options: PrecisionOptions): PrecisionResult;
   /** Version of the core. */
   readonly version: string;
   /** The registry of scoring functions, in tutorial order. */

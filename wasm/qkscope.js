@@ -44,6 +44,8 @@ function wrap(core) {
     forward: (options) => core.forward(options),
     backward: (options, gradOutput) => core.backward(options, gradOutput),
     initParams: (score, dQ, dK, hidden, seed) => core.initParams(score, dQ, dK, hidden, seed),
+    multiHeadForward: (options) => core.multiHeadForward(options),
+    precisionSoftmax: (options) => core.precisionSoftmax(options),
   });
 }
 

@@ -1,6 +1,7 @@
 // wasm/src/bindings.cpp — the full Embind module (wasm/dist/qkscope_core.{mjs,wasm}),
 // used by the tutorial and wasm/qkscope.js. The functions live in api.hpp.
 #include "api.hpp"
+#include "api_extras.hpp"
 
 EMSCRIPTEN_BINDINGS(qkscope) {
   using namespace qkscope::wasm;
@@ -10,4 +11,6 @@ EMSCRIPTEN_BINDINGS(qkscope) {
   emscripten::function("scoreFunctions", &js_score_functions);
   emscripten::function("normalizers", &js_normalizers);
   emscripten::function("version", &js_version);
+  emscripten::function("multiHeadForward", &js_multi_head_forward);
+  emscripten::function("precisionSoftmax", &js_precision_softmax);
 }

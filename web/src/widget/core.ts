@@ -43,6 +43,12 @@ function wrap(core: any): QkScope {
     initParams: () => {
       throw new Error('initParams is not in the widget build of qkscope; use wasm/qkscope.js');
     },
+    multiHeadForward: () => {
+      throw new Error('multiHeadForward is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
+    precisionSoftmax: () => {
+      throw new Error('precisionSoftmax is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
   } satisfies QkScope);
 }
 

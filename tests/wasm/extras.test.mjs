@@ -1,0 +1,61 @@
+// multiHeadForward() and precisionSoftmax(): a sample of each feature and its errors.
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+
+import { X, load } from './helpers.mjs';
+
+let qk;
+before(async () => {
+  qk = await load();
+});
+
+test('multi-head: shapes, per-head weights sum to 1, fully masked sequence gives zero output', () => {
+  const query = Array.from({ length: 6 }, (_, i) => [Math.sin(i), Math.cos(i), i / 6, 1 - i / 6]);
+  const r = qk.multiHeadForward({ query, batch: 2, heads: 4, kvHeads: 2, dK: 3, dV: 2, keyLengths: [3, 0], seed: 1 });
+  assert.equal(r.output.rows, 6);
+  assert.equal(r.output.cols, 4);
+  assert.equal(r.heads.length, 8);
+  for (let h = 0; h < 4; h++) {
+    const w = r.heads[h].weights;
+    for (let i = 0; i < w.rows; i++) {
+      const sum = w.data.slice(i * w.cols, (i + 1) * w.cols).reduce((a, b) => a + b, 0);
+      assert.ok(Math.abs(sum - 1) < 1e-5);
+    }
+  }
+  assert.ok(Array.from(r.output.data.slice(12)).every((x) => x === 0), 'sequence 2 has no keys');
+  assert.ok(Array.from(r.heads[4].logsumexp).every((x) => x === -Infinity));
+  // One head with identity-free seeded weights differs across seeds.
+  const r2 = qk.multiHeadForward({ query, batch: 2, heads: 4, kvHeads: 2, dK: 3, dV: 2, keyLengths: [3, 0], seed: 2 });
+  assert.notDeepEqual(Array.from(r.output.data), Array.from(r2.output.data));
+});
+
+test('multi-head errors name the argument', () => {
+  assert.throws(() => qk.multiHeadForward({ query: X, heads: 3, kvHeads: 2, dK: 2, dV: 2 }),
+    (e) => e instanceof RangeError && /kv_heads/.test(e.message));
+  assert.throws(() => qk.multiHeadForward({ query: X, heads: 2, dK: 2, dV: 2, keyLengths: [9] }),
+    (e) => e instanceof RangeError && /key_lengths/.test(e.message));
+  assert.throws(() => qk.multiHeadForward({ query: X, heads: 2, dK: 0, dV: 2 }),
+    (e) => e instanceof RangeError && /dK/.test(e.message));
+});
+
+test('precision: fill -1e9 in float16 becomes -Infinity and a fully masked row turns NaN; the correct path gives zeros', () => {
+  const scores = [[0.7071, 0.7071, 1.4142], [1, 2, 3]];
+  const mask = [[true, true, false], [false, false, false]];
+  const naive = qk.precisionSoftmax({ scores, mask, dtype: 'float16', method: 'masked_fill', fill: -1e9 });
+  assert.equal(naive.constantStored, -Infinity);
+  assert.ok(naive.nanCount >= 3, naive.summary);
+  assert.ok(Number.isNaN(naive.weights.data[3]));
+  assert.ok(Math.abs(naive.weights.data[0] - 0.5) < 1e-3);
+  const good = qk.precisionSoftmax({ scores, mask, dtype: 'float16', method: 'correct' });
+  assert.equal(good.nanCount, 0);
+  assert.deepEqual(Array.from(good.weights.data.slice(3)), [0, 0, 0]);
+  assert.ok(Math.abs(good.weights.data[0] - 0.5) < 1e-6);
+});
+
+test('precision: softmax without max subtraction overflows in float16 at exp(12)', () => {
+  const r = qk.precisionSoftmax({ scores: [[12, 11]], dtype: 'float16', method: 'no_max' });
+  assert.ok(r.nanCount > 0 || r.infCount > 0, r.summary);
+  const ok = qk.precisionSoftmax({ scores: [[12, 11]], dtype: 'float16' });
+  assert.ok(Math.abs(ok.weights.data[0] - 0.731059) < 1e-3);
+  assert.throws(() => qk.precisionSoftmax({ scores: [[1]], dtype: 'float8' }), (e) => e instanceof RangeError && /dtype/.test(e.message));
+});
