@@ -141,8 +141,13 @@ export interface ForwardResult {
   weights: Matrix;
   /** weights x V, (L_q, d_v). */
   output: Matrix;
-  /** log sum_j exp(z_ij / tau) per query row, (L_q); -Infinity for a fully masked row. */
-  logsumexp: Float32Array;
+  /**
+   * log sum_j exp(z_ij / tau) over the unmasked keys, per query row, (L_q): the softmax
+   * normalizer of the logits whatever `normalizer` is (a diagnostic for sparsemax, top-k,
+   * hard and Gumbel). -Infinity for a fully masked row; +Infinity for normalizer 'hard'
+   * with temperature 0.
+   */
+    logsumexp: Float32Array;
   /** Row entropy H = -sum p log p in nats, (L_q); 0 = one-hot, log L_k = uniform. */
   entropy: Float32Array;
   /** Largest weight per row, (L_q). */

@@ -133,3 +133,47 @@ TEST_CASE("backward checks the shape of grad_output", "[errors]") {
   CHECK_THROWS_WITH(attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, r, Matrix::Ones(3, 3)),
                     Contains("grad_output") && Contains("(3, 2)"));
 }
+
+TEST_CASE("a score that overflows to -inf is an error, not a silent mask", "[errors]") {
+  Call c;
+  c.cfg.score = "dot";
+  c.Q = Matrix::Constant(1, 1, 1e20f);
+  c.K = Matrix::Constant(2, 1, -1e20f);
+  c.V = Matrix::Ones(2, 1);
+  CHECK_THROWS_WITH(c.run(), Contains("overflowed") && Contains("-inf"));
+}
+
+TEST_CASE("non-finite scoring parameters are rejected by name, even under a full mask", "[errors]") {
+  Call c;
+  c.cfg.score = "bilinear";
+  c.params.W = Matrix::Constant(4, 4, std::numeric_limits<float>::quiet_NaN());
+  CHECK_THROWS_WITH(c.run(), Contains("params.W must be finite"));
+  c.cfg.mask.key_length = 0;
+  CHECK_THROWS_WITH(c.run(), Contains("params.W must be finite"));
+}
+
+TEST_CASE("backward rejects a forward result from other inputs and a bad temperature", "[errors]") {
+  Call c;
+  const AttentionResult<float> empty;
+  CHECK_THROWS_WITH(attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, empty, Matrix::Ones(3, 2)),
+                    Contains("fwd.raw_scores") && Contains("(3, 5)"));
+  const auto r = c.run();
+  auto cfg = c.cfg;
+  cfg.temperature = 0;
+  CHECK_THROWS_WITH(attention_backward<float>(c.Q, c.K, c.V, c.params, cfg, r, Matrix::Ones(3, 2)),
+                    Contains("temperature"));
+}
+
+TEST_CASE("softcap and ALiBi slope must be representable in the compute precision", "[errors]") {
+  Call c;
+  c.cfg.bias.softcap = 1e-46;  // > 0 in double, 0 in float
+  CHECK_THROWS_WITH(c.run(), Contains("softcap") && Contains("1e-46"));
+  Call d;
+  d.cfg.bias.alibi_slope = 1e300;  // inf in float
+  CHECK_THROWS_WITH(d.run(), Contains("alibi_slope"));
+}
+
+TEST_CASE("helpers reject sizes they cannot build instead of asserting or hanging", "[errors]") {
+  CHECK_THROWS_WITH(adjacency_mask(-1, 2, {}, true), Contains("L_q and L_k must be >= 0"));
+  CHECK_THROWS_WITH(alibi_slopes(std::numeric_limits<int>::max()), Contains("[1, 65536]"));
+}

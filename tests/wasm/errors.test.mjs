@@ -46,7 +46,7 @@ const rangeErrors = [
   ['unknown option', { ...base(), temprature: 2 }, /unknown option 'temprature'/, /temperature/],
   ['unknown normalizer', { ...base(), normalizer: 'softermax' }, /softermax/, /softmax, hard, gumbel_softmax, sparsemax, topk_softmax/],
   ['topK 0', { ...base(), normalizer: 'topk_softmax', topK: 0 }, /^topK must be an integer/],
-  ['keyLength > L_k', { ...base(), keyLength: 4 }, /key_length/, /L_k = 3/],
+  ['keyLength > L_k', { ...base(), keyLength: 4 }, /^keyLength/, /L_k = 3/],
   ['negative keyLength', { ...base(), keyLength: -1 }, /^keyLength must be an integer/],
   ['fractional keyLength', { ...base(), keyLength: 1.5 }, /^keyLength must be an integer/],
   ['causal not a boolean', { ...base(), causal: 'yes' }, /^causal must be a boolean, got a string/],
@@ -62,7 +62,7 @@ const rangeErrors = [
   ['bias of the wrong shape', { ...base(), bias: [[0, 0], [0, 0], [0, 0]] }, /bias/, /\(3, 3\)/],
   ['NaN in bias', { ...base(), bias: [[0, 0, 0], [0, NaN, 0], [0, 0, 0]] }, /^bias\[1\]\[1\] is NaN/],
   ['+Infinity in bias', { ...base(), bias: [[0, 0, Infinity], [0, 0, 0], [0, 0, 0]] }, /^bias\[0\]\[2\] is \+Infinity/],
-  ['0/1 bias used as a mask', { ...base(), bias: [[1, 0, 1], [0, 1, 0], [1, 1, 1]] }, /bias\.dense holds only 0 and 1/],
+  ['0/1 bias used as a mask', { ...base(), bias: [[1, 0, 1], [0, 1, 0], [1, 1, 1]] }, /^bias holds only 0 and 1/, /pass it as `mask`/],
   ['bilinear W of the wrong shape', { ...base(), score: 'bilinear', params: { W: [[1, 0], [0, 1]] } }, /params\.W/, /\(4, 4\)/],
   ['linear_concat w of the wrong length', { ...base(), score: 'linear_concat', params: { w: [1, 2, 3] } }, /params\.w/, /d_q \+ d_k = 8/],
   ['additive params of mismatched hidden size', { ...base(), score: 'additive', params: { v: [1, 2], W_q: [[1, 0, 0, 0]] } }, /params\.W_q/],
@@ -134,7 +134,7 @@ describe('backward and initParams: bad input', () => {
     assertThrowsWith(() => qk.initParams('nope', 2, 2, 2, 0), RangeError, /unknown scoring function 'nope'/, /additive/);
     assertThrowsWith(() => qk.initParams('bilinear', 0, 2, 2, 0), RangeError, /^dQ must be an integer/);
     assertThrowsWith(() => qk.initParams('bilinear', 2, 2.5, 2, 0), RangeError, /^dK must be an integer/);
-    assertThrowsWith(() => qk.initParams('additive', 2, 2, 0, 0), RangeError, /^hidden must be an integer/);
+    assertThrowsWith(() => qk.initParams('additive', 2, 2, 0, 0), RangeError, /d_h/);
     assertThrowsWith(() => qk.initParams('additive', 2, 2, 2, -3), RangeError, /^seed must be an integer/);
     assertThrowsWith(() => qk.initParams(undefined, 2, 2, 2, 0), RangeError, /^score must be a string/);
     assertStillWorks();

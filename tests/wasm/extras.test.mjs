@@ -31,9 +31,9 @@ test('multi-head: shapes, per-head weights sum to 1, fully masked sequence gives
 
 test('multi-head errors name the argument', () => {
   assert.throws(() => qk.multiHeadForward({ query: X, heads: 3, kvHeads: 2, dK: 2, dV: 2 }),
-    (e) => e instanceof RangeError && /kv_heads/.test(e.message));
+    (e) => e instanceof RangeError && /kvHeads/.test(e.message));
   assert.throws(() => qk.multiHeadForward({ query: X, heads: 2, dK: 2, dV: 2, keyLengths: [9] }),
-    (e) => e instanceof RangeError && /key_lengths/.test(e.message));
+    (e) => e instanceof RangeError && /keyLengths/.test(e.message));
   assert.throws(() => qk.multiHeadForward({ query: X, heads: 2, dK: 0, dV: 2 }),
     (e) => e instanceof RangeError && /dK/.test(e.message));
 });
@@ -58,4 +58,28 @@ test('precision: softmax without max subtraction overflows in float16 at exp(12)
   const ok = qk.precisionSoftmax({ scores: [[12, 11]], dtype: 'float16' });
   assert.ok(Math.abs(ok.weights.data[0] - 0.731059) < 1e-3);
   assert.throws(() => qk.precisionSoftmax({ scores: [[1]], dtype: 'float8' }), (e) => e instanceof RangeError && /dtype/.test(e.message));
+});
+
+test('error messages use the JS option names and JS spellings of special numbers', () => {
+  const X3 = [[1, 0], [0, 1], [1, 1]];
+  assert.throws(() => qk.forward({ query: X3, key: X3, value: X3, bias: [[0, 1], [1, 0]] }),
+    (e) => e instanceof RangeError && /^bias \(L_q x L_k\)/.test(e.message) && !/bias\.dense/.test(e.message));
+  assert.throws(() => qk.forward({ query: X3, key: X3, value: X3, softcap: 1e-46 }),
+    (e) => e instanceof RangeError && /^softcap/.test(e.message));
+  assert.throws(() => qk.forward({ query: [[1e20]], key: [[-1e20], [1]], value: [[1], [2]], score: 'dot' }),
+    (e) => e instanceof RangeError && /overflowed/.test(e.message) && /-Infinity/.test(e.message));
+  assert.throws(() => qk.multiHeadForward({ query: X3, heads: 3, kvHeads: 2, dK: 2, dV: 2 }),
+    (e) => /kvHeads/.test(e.message) && !/kv_heads/.test(e.message));
+});
+
+test('initParams accepts hidden = 0 for scores without a hidden layer; additive still needs it', () => {
+  assert.ok(qk.initParams('bilinear', 2, 3, 0, 0).W);
+  assert.throws(() => qk.initParams('additive', 2, 3, 0, 0), (e) => e instanceof RangeError && /d_h/.test(e.message));
+});
+
+test('precisionSoftmax names a score that overflows the dtype on the correct path', () => {
+  assert.throws(() => qk.precisionSoftmax({ scores: [[70000, 0]] }),
+    (e) => e instanceof RangeError && /70000/.test(e.message) && /float16/.test(e.message));
+  const naive = qk.precisionSoftmax({ scores: [[70000, 0]], method: 'no_max' });
+  assert.ok(naive.infCount > 0 || naive.nanCount > 0, naive.summary);
 });

@@ -17,6 +17,8 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cctype>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -30,6 +32,44 @@ namespace {
 
 // ---- error bridge --------------------------------------------------------------------
 
+/// The core's messages name C++ fields; JS callers passed the options of qkscope.d.ts.
+/// One table maps the first to the second (longest names first), and C++ spellings of
+/// special numbers become JS ones.
+inline std::string js_names(std::string msg) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"bias.dense (L_q x L_k)", "bias (L_q x L_k)"},
+      {"pass a keep mask (mask.keep, true = may attend)", "pass it as `mask` (true = may attend)"},
+      {"bias.dense", "bias"},
+      {"mask.keep (L_q x L_k)", "mask (L_q x L_k)"},
+      {"keep (L_q x L_k)", "mask (L_q x L_k)"},
+      {"mask.key_length", "keyLength"},
+      {"mask.window", "window"},
+      {"bias.softcap", "softcap"},
+      {"bias.alibi_slope", "alibiSlope"},
+      {"bias.relative", "relativeBias"},
+      {"key_lengths", "keyLengths"},
+      {"kv_heads", "kvHeads"},
+      {"X_kv", "keyValue"},
+      {"X_q", "query"},
+      {"grad_output", "gradOutput"},
+      {"top_k", "topK"},
+  };
+  for (const auto& [from, to] : kNames)
+    for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))
+      msg.replace(at, std::strlen(from), to);
+  static const std::pair<const char*, const char*> kNumbers[] = {
+      {"-nan", "NaN"}, {"nan", "NaN"}, {"-inf", "-Infinity"}, {"inf", "Infinity"}};
+  for (const auto& [from, to] : kNumbers) {
+    const std::size_t n = std::strlen(from);
+    for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + 1)) {
+      const bool word_start = at == 0 || !std::isalpha(static_cast<unsigned char>(msg[at - 1]));
+      const bool word_end = at + n == msg.size() || !std::isalpha(static_cast<unsigned char>(msg[at + n]));
+      if (word_start && word_end) msg.replace(at, n, to);
+    }
+  }
+  return msg;
+}
+
 template <class F>
 val guarded(const char* fn, F&& body) {
   val error = val::undefined();
@@ -39,7 +79,7 @@ val guarded(const char* fn, F&& body) {
       return body();
     } catch (const std::invalid_argument& e) {
       kind = "RangeError";
-      msg = e.what();
+      msg = js_names(e.what());
     } catch (const std::bad_alloc&) {
       kind = "Error";
       msg = std::string(fn) +
@@ -291,7 +331,8 @@ val js_init_params(val score, val d_q, val d_k, val hidden, val seed) {
     const ScoreInfo info = score_info(name);
     const Eigen::Index dq = integer(d_q, "dQ", 1, 1 << 20);
     const Eigen::Index dk = integer(d_k, "dK", 1, 1 << 20);
-    const Eigen::Index dh = absent(hidden) ? dk : integer(hidden, "hidden", 1, 1 << 20);
+    // d_h matters to additive only (whose init rejects d_h < 1 by name); others ignore it.
+    const Eigen::Index dh = absent(hidden) ? dk : integer(hidden, "hidden", 0, 1 << 20);
     ScoreParams<float> p = init_params<float>(name, dq, dk, dh, read_seed(seed, "seed"));
     return params_to_js(p, split_params(info.params), true);
   });

@@ -81,6 +81,14 @@ template <class S>
 precision::Outcome run_precision(const std::string& method, const Matrix& scores, const KeepMask& keep,
                                  double fill) {
   const Mat<S> s = precision::to_storage<S>(scores);
+  // The correct path needs finite scores; say which input overflowed the dtype (the naive
+  // methods run on and show what the overflow does).
+  if (method == "correct")
+    for (Eigen::Index i = 0; i < s.rows(); ++i)
+      for (Eigen::Index j = 0; j < s.cols(); ++j)
+        if (!std::isfinite(double(precision::as_double(s(i, j)))))
+          fail("scores: " + num_str(scores(i, j)) + " at (" + std::to_string(i) + ", " + std::to_string(j) +
+               ") overflows " + precision::finfo<S>().name + " (max " + num_str(precision::finfo<S>().max) + ")");
   if (method == "masked_fill") return precision::naive::masked_fill_softmax<S>(s, keep, fill);
   if (method == "no_max") return precision::naive::softmax_no_max<S>(s);
   if (method == "correct") return precision::masked_softmax<S>(s, keep);

@@ -83,6 +83,18 @@ ScoreShape check_inputs(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
   return {Q.rows(), K.rows(), Q.cols(), K.cols()};
 }
 
+/// Every parameter the caller set must be finite (a NaN W would otherwise surface as a
+/// misleading "scores overflowed", or vanish under a full mask).
+template <class T>
+void check_params_finite(const ScoreParams<T>& p) {
+  require_finite(p.W, "params.W");
+  require_finite(p.W_q, "params.W_q");
+  require_finite(p.W_k, "params.W_k");
+  require_finite(p.v, "params.v");
+  require_finite(p.b, "params.b");
+  require_finite(p.w, "params.w");
+}
+
 inline void check_temperature(double tau, bool soft, const std::string& normalizer) {
   if (soft)
     require(tau > 0 && std::isfinite(tau),
@@ -142,6 +154,7 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   visit_score(cfg.score, [&](auto f) {
     using F = decltype(f);
     F::validate(shape, params);
+    detail::check_params_finite(params);
     r.raw_scores = F::template forward<T>(Q, K, params);
     r.scale = cfg.scale.value_or(F::default_scale(shape));
   });
@@ -150,17 +163,20 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
 
   r.scores = T(r.scale) * r.raw_scores;
-  apply_bias(cfg.bias, mask.offset, r.scores);
-  r.masked_scores = r.scores;
+  apply_score_mods(cfg.bias, mask.offset, r.scores);
+  // Before the dense bias (whose -inf entries mean "masked"), every score must be finite:
+  // an overflow to -inf must not pass for a mask.
   for (Eigen::Index i = 0; i < shape.L_q; ++i)
-    for (Eigen::Index j = 0; j < shape.L_k; ++j) {
-      T& z = r.masked_scores(i, j);
-      if (!mask(i, j)) z = -std::numeric_limits<T>::infinity();
-      else if (std::isnan(z) || z == std::numeric_limits<T>::infinity())
+    for (Eigen::Index j = 0; j < shape.L_k; ++j)
+      if (!std::isfinite(double(r.scores(i, j))))
         detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
                      "): " + detail::num(r.scores(i, j)) +
                      " (scale or inputs too large for this precision)");
-    }
+  if (cfg.bias.dense.size()) r.scores += cfg.bias.dense;
+  r.masked_scores = r.scores;
+  for (Eigen::Index i = 0; i < shape.L_q; ++i)
+    for (Eigen::Index j = 0; j < shape.L_k; ++j)
+      if (!mask(i, j)) r.masked_scores(i, j) = -std::numeric_limits<T>::infinity();
 
   r.weights.resize(shape.L_q, shape.L_k);
   visit_normalizer(cfg.normalizer, [&](auto n) {
@@ -215,6 +231,19 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
                                      const AttentionResult<T>& fwd, const Mat<T>& dO) {
   const ScoreShape shape = detail::check_inputs(Q, K, V);
   detail::require_shape(dO, shape.L_q, V.cols(), "grad_output (L_q x d_v)");
+  detail::require_finite(dO, "grad_output");
+  // fwd must come from attention_forward on these inputs (a default-constructed or
+  // mismatched result would otherwise trip Eigen's size assertions).
+  detail::require_shape(fwd.raw_scores, shape.L_q, shape.L_k, "fwd.raw_scores (L_q x L_k)");
+  detail::require_shape(fwd.masked_scores, shape.L_q, shape.L_k, "fwd.masked_scores (L_q x L_k)");
+  detail::require_shape(fwd.weights, shape.L_q, shape.L_k, "fwd.weights (L_q x L_k)");
+  detail::require_shape(fwd.output, shape.L_q, V.cols(), "fwd.output (L_q x d_v)");
+  visit_normalizer(cfg.normalizer, [&](auto n) {
+    using N = decltype(n);
+    detail::check_temperature(cfg.temperature, N::soft, cfg.normalizer);
+    detail::require(!N::soft || T(cfg.temperature) > T(0),
+                    "temperature " + detail::num(cfg.temperature) + " underflows to 0 in this precision");
+  });
   AttentionGrads<T> g;
   g.dV = fwd.weights.transpose() * dO;
   const Mat<T> dP = dO * V.transpose();  // (L_q, L_k)

@@ -35,7 +35,8 @@ struct BiasSpec {
 /// reference code (also BLOOM, MPT): the slopes of the closest lower power of two p,
 /// followed by every other slope of 2p, up to n in total.
 inline std::vector<double> alibi_slopes(int n) {
-  detail::require(n >= 1, "alibi_slopes: head count must be >= 1, got " + std::to_string(n));
+  detail::require(n >= 1 && n <= 65536,
+                  "alibi_slopes: head count must be in [1, 65536], got " + std::to_string(n));
   auto pow2 = [](int m) {
     std::vector<double> s(m);
     const double start = std::pow(2.0, -8.0 / m);
@@ -58,6 +59,8 @@ inline std::vector<double> alibi_slopes(int n) {
 inline KeepMask adjacency_mask(Eigen::Index L_q, Eigen::Index L_k,
                                const std::vector<std::pair<Eigen::Index, Eigen::Index>>& edges,
                                bool self_loops) {
+  detail::require(L_q >= 0 && L_k >= 0, "adjacency_mask: L_q and L_k must be >= 0, got (L_q, L_k) = " +
+                                           detail::shape_str(L_q, L_k));
   KeepMask keep = KeepMask::Constant(L_q, L_k, false);
   for (const auto& [i, j] : edges) {
     detail::require(i >= 0 && i < L_q && j >= 0 && j < L_k,
@@ -75,10 +78,15 @@ namespace detail {
 /// Checks a BiasSpec against (L_q, L_k).
 template <class T>
 void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
-  if (b.softcap) require_positive(*b.softcap, "bias.softcap");
+  if (b.softcap) {
+    require_positive(*b.softcap, "bias.softcap");
+    require(T(*b.softcap) > T(0) && std::isfinite(double(T(*b.softcap))),
+            "bias.softcap " + num(*b.softcap) + " is not representable (rounds to 0 or inf) in this precision");
+  }
   if (b.alibi_slope)
-    require(std::isfinite(*b.alibi_slope) && *b.alibi_slope >= 0,
-            "bias.alibi_slope must be finite and >= 0, got " + num(*b.alibi_slope));
+    require(std::isfinite(*b.alibi_slope) && *b.alibi_slope >= 0 &&
+                std::isfinite(double(T(*b.alibi_slope))),
+            "bias.alibi_slope must be finite and >= 0 in this precision, got " + num(*b.alibi_slope));
   if (b.relative.size()) {
     require(b.relative.size() % 2 == 1,
             "bias.relative must have odd length 2R+1, got " + std::to_string(b.relative.size()));
@@ -107,10 +115,11 @@ inline Eigen::Index relative_index(Eigen::Index i, Eigen::Index j, Eigen::Index 
 
 }  // namespace detail
 
-/// Applies the modifiers in the documented order to scaled scores S (L_q, L_k).
-/// `capped` receives tanh(s / c) (needed by backward) when a softcap is set.
+/// Applies the score modifiers (softcap, ALiBi, relative; not the dense bias) in the
+/// documented order to scaled scores S (L_q, L_k). `capped` receives tanh(s / c)
+/// (needed by backward) when a softcap is set.
 template <class T>
-void apply_bias(const BiasSpec<T>& b, Eigen::Index offset, Mat<T>& S, Mat<T>* capped = nullptr) {
+void apply_score_mods(const BiasSpec<T>& b, Eigen::Index offset, Mat<T>& S, Mat<T>* capped = nullptr) {
   if (b.softcap) {
     const T c = T(*b.softcap);
     Mat<T> t = (S.array() / c).tanh().matrix();
@@ -124,6 +133,12 @@ void apply_bias(const BiasSpec<T>& b, Eigen::Index offset, Mat<T>& S, Mat<T>* ca
         if (b.alibi_slope) S(i, j) -= T(*b.alibi_slope) * T(std::abs(j - (i + offset)));
         if (R || b.relative.size()) S(i, j) += b.relative(detail::relative_index(i, j, R));
       }
+}
+
+/// apply_score_mods, then the dense additive bias (which may hold -inf = masked).
+template <class T>
+void apply_bias(const BiasSpec<T>& b, Eigen::Index offset, Mat<T>& S, Mat<T>* capped = nullptr) {
+  apply_score_mods(b, offset, S, capped);
   if (b.dense.size()) S += b.dense;
 }
 

@@ -87,8 +87,8 @@ inline std::string rows_str(const std::vector<Eigen::Index>& rows) {
 inline std::string summarize(const Diagnosis& d, const std::string& name) {
   std::string s = name + ": ";
   if (d.has_constant)
-    s += "constant " + std::to_string(d.constant_requested) + " stored as " +
-         std::to_string(d.constant_stored) + " (" + to_string(d.constant_cast) +
+    s += "constant " + qkscope::detail::num(d.constant_requested) + " stored as " +
+         qkscope::detail::num(d.constant_stored) + " (" + to_string(d.constant_cast) +
          (d.pytorch_raises ? "; PyTorch would raise an overflow error" : "") + "); ";
   s += std::to_string(d.inf_count) + " inf in " + d.stage + "; ";
   s += d.nan_count ? "NaN in rows " + rows_str(d.nan_rows) + " (" + std::to_string(d.nan_count) + " cells)"

@@ -59,7 +59,7 @@ inline void check_fp32_temperature(const AttentionConfig<float>& cfg) {
   visit_normalizer(cfg.normalizer, [&](auto n) { soft = decltype(n)::soft; });
   if (soft && std::isfinite(cfg.temperature) && cfg.temperature > 0)
     qkscope::detail::require(static_cast<float>(cfg.temperature) > 0,
-                             "temperature " + std::to_string(cfg.temperature) +
+                             "temperature " + qkscope::detail::num(cfg.temperature) +
                                  " rounds to 0 in float32 for normalizer '" + cfg.normalizer +
                                  "' (use normalizer 'hard' for the tau -> 0 limit)");
 }
