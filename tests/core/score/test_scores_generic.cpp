@@ -60,10 +60,17 @@ TEMPLATE_LIST_TEST_CASE("every scoring function x mask x normalizer matches the 
     const auto p64 = init_params<double>(F::name, s.d_q, s.d_k, s.d_h, 7);
     const auto p32 = p64.template cast<float>();
     for (const auto& [mask_name, mask] : mask_variants(s)) {
+      for (const bool biased : {false, true})
       for (const auto& ninfo : normalizer_infos()) {
         AttentionConfig<double> c64;
         c64.score = F::name;
         c64.mask = mask;
+        if (biased) {  // every score modifier at once: softcap -> ALiBi -> relative -> dense
+          c64.bias.softcap = 3.0;
+          c64.bias.alibi_slope = 0.25;
+          c64.bias.relative = qktest::randn_vec(rng, 3, 0.5);
+          c64.bias.dense = qktest::randn(rng, s.L_q, s.L_k, 0.5);
+        }
         c64.normalizer = ninfo.name;
         c64.temperature = 0.7;
         c64.norm_options.top_k = 2;
@@ -74,6 +81,9 @@ TEMPLATE_LIST_TEST_CASE("every scoring function x mask x normalizer matches the 
         c32.normalizer = c64.normalizer;
         c32.temperature = 0.7;
         c32.norm_options = c64.norm_options;
+        c32.bias = {c64.bias.softcap, c64.bias.alibi_slope, c64.bias.relative.cast<float>(),
+                    c64.bias.dense.cast<float>()};
+        INFO("biases " << (biased ? "softcap+alibi+relative+dense" : "none"));
         INFO("score " << F::name << ", shape L_q=" << s.L_q << " L_k=" << s.L_k << " d_q=" << s.d_q
                       << " d_k=" << s.d_k << ", mask " << mask_name << ", normalizer " << ninfo.name);
         const auto ref = reference::attention<double>(Q, K, V, p64, c64);
@@ -117,6 +127,8 @@ TEMPLATE_LIST_TEST_CASE("every scoring function's gradients match finite differe
         pr.cfg.temperature = 0.9;
         pr.cfg.norm_options.top_k = 2;
         pr.cfg.norm_options.seed = 5;
+        pr.cfg.bias.softcap = 4.0;
+        pr.cfg.bias.alibi_slope = 0.3;
         pr.cfg.bias.relative = qktest::randn_vec(rng, 5, 0.5);
         pr.cfg.bias.dense = qktest::randn(rng, s.L_q, s.L_k, 0.5);
         const MatrixD G = qktest::randn(rng, s.L_q, s.d_v);
