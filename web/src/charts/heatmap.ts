@@ -77,6 +77,8 @@ export class Heatmap {
   private readonly tooltip: HTMLDivElement;
   private focus: [number, number] = [0, 0];
   private spec: HeatmapSpec | null = null;
+  /** Called when the pointer or keyboard focus enters a cell (null on leave), to sync other charts. */
+  onCellFocus: ((cell: [number, number] | null) => void) | null = null;
 
   constructor(testId: string) {
     this.el = document.createElement('div');
@@ -97,7 +99,20 @@ export class Heatmap {
     this.legend = select(this.el).append('svg').attr('class', 'legend').attr('aria-hidden', 'true');
     hatchPattern(this.legend.append('defs'), `${this.id}-lhatch`);
     this.svg.on('keydown', (ev: KeyboardEvent) => this.onKey(ev));
-    this.svg.on('pointerleave', () => this.hideTooltip());
+    this.svg.on('pointerleave', () => {
+      this.hideTooltip();
+      this.onCellFocus?.(null);
+    });
+  }
+
+  /** The chart's SVG elements (plot, then legend), for export. */
+  parts(): SVGSVGElement[] {
+    return [this.svg.node()!, this.legend.node()!];
+  }
+
+  /** Outlines cell (i, j) (0-based) as if hovered, or clears the outline; for synchronized charts. */
+  highlight(cell: [number, number] | null): void {
+    this.svg.selectAll<SVGGElement, Cell>('g.cell').classed('linked', (d) => cell !== null && d.i === cell[0] && d.j === cell[1]);
   }
 
   /** Width in CSS pixels at which cells are drawn at their designed size. */
@@ -140,10 +155,17 @@ export class Heatmap {
         const g = enter.append('g').attr('class', 'cell').attr('role', 'img');
         g.append('rect').attr('width', CELL - 2).attr('height', CELL - 2).attr('rx', 3);
         g.append('text').attr('x', (CELL - 2) / 2).attr('y', (CELL - 2) / 2).attr('dy', '0.35em').attr('text-anchor', 'middle');
-        g.on('pointerenter', (_ev, d) => this.showTooltip(d)).on('focus', (_ev, d) => {
+        g.on('pointerenter', (_ev, d) => {
+          this.showTooltip(d);
+          this.onCellFocus?.([d.i, d.j]);
+        }).on('focus', (_ev, d) => {
           this.focus = [d.i, d.j];
           this.showTooltip(d);
-        }).on('blur', () => this.hideTooltip());
+          this.onCellFocus?.([d.i, d.j]);
+        }).on('blur', () => {
+          this.hideTooltip();
+          this.onCellFocus?.(null);
+        });
         return g;
       });
 

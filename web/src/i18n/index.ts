@@ -11,4 +11,4 @@ export function catalog(lang: Lang): Catalog {
 }
 
 export { fill } from './types';
-export type { Catalog, ChapterText, Section, FigureStrings, UiStrings } from './types';
+export type { Catalog, CommonStrings, PasteStrings, UiStrings } from './types';

@@ -1,26 +1,12 @@
 /**
- * Shape of a language catalog: every UI string and all tutorial prose, as data.
- * Prose sections are {id, title, body} (after Transformer Explainer's textbookPages.ts).
- * Body markup (see chapters/rich.ts): blank line = new block; "$$...$$" display math;
+ * Shape of a page catalog: the strings shared by the whole page (header, footer, the
+ * figure frame, chart labels, the paste box). Each chapter keeps its own prose and figure
+ * strings in its folder (chapters/chN-<slug>/en.ts, zh.ts); see chapters/types.ts.
+ * Prose markup (chapters/shared/rich.ts): blank line = new block; "$$...$$" display math;
  * "$...$" inline math; "- " bullets; "1. " numbered list; **bold**, *italic*;
- * {{name}} = a live value from the core, filled in before rendering.
- * UI strings may hold {name} slots, filled by `fill()`.
+ * {{name}} = a live value from the core. UI strings may hold {name} slots, filled by `fill()`.
  */
 import type { Lang } from '../model/state';
-
-export interface Section {
-  id: string;
-  title: string;
-  body: string;
-}
-
-export interface ChapterText {
-  id: string;
-  kicker: string;
-  title: string;
-  lede: string;
-  sections: Section[];
-}
 
 export interface UiStrings {
   siteName: string;
@@ -31,67 +17,59 @@ export interface UiStrings {
   skipLink: string;
   loading: string;
   loadFailed: string;
+  chapterFailed: string;
   footer: string;
   coreVersion: string;
 }
 
-export interface FigureStrings {
-  title: string;
-  caption: string;
-  controls: string;
-  score: string;
-  formula: string;
-  temperature: string;
-  temperatureHint: string;
-  causal: string;
-  causalHint: string;
-  keyLength: string;
-  keyLengthValue: string;
-  seed: string;
-  seedHint: string;
-  noParams: string;
-  scaleUsed: string;
+/** Strings every chapter's figures use. */
+export interface CommonStrings {
   reset: string;
-  sizes: string;
-  lq: string;
-  lk: string;
-  dq: string;
-  dk: string;
-  dv: string;
-  inputs: string;
-  inputsHint: string;
-  matrixQ: string;
-  matrixK: string;
-  matrixV: string;
-  cellAria: string;
-  invalidNumber: string;
-  scoresTitle: string;
-  scoresNote: string;
-  weightsTitle: string;
-  weightsNote: string;
-  outputTitle: string;
-  outputNote: string;
-  shape: string;
+  export: string;
+  exportMenu: string;
+  exportPng: string;
+  exportSvg: string;
+  exportCsv: string;
+  exportJson: string;
+  exportFailed: string;
+  whatToNotice: string;
+  controls: string;
+  seed: string;
   axisQuery: string;
   axisKey: string;
   axisDim: string;
+  /** aria-label / tooltip of a heatmap cell: {row} {i}, {col} {j}: {value} */
   cellLabel: string;
   maskedCell: string;
-  maskedLegend: string;
   legendScore: string;
   legendWeight: string;
   legendValue: string;
-  statsTitle: string;
-  statsHint: string;
-  statsQuery: string;
-  statsMax: string;
-  statsArgmax: string;
-  statsEntropy: string;
-  statsSupport: string;
-  statsEmpty: string;
-  errorTitle: string;
-  errorStale: string;
-  errorSameDim: string;
+  legendDiff: string;
+  /** Shown instead of a chart when the configuration cannot be computed. */
+  cannotCompute: string;
+  /** Chapters' "bring your own Q/K/V" box. */
+  paste: PasteStrings;
+}
+
+export interface PasteStrings {
+  title: string;
+  hint: string;
+  label: string;
+  apply: string;
+  current: string;
+  applied: string;
+  empty: string;
+  json: string;
+  jsonShape: string;
+  notNumber: string;
+  ragged: string;
+  missing: string;
+  tooBig: string;
+  tooSmall: string;
+  range: string;
+  kvRows: string;
+  tooManyBlocks: string;
+  unknownLabel: string;
 }
 
 export interface Catalog {
@@ -101,10 +79,9 @@ export interface Catalog {
   /** Name of this language in itself, for the switch. */
   selfName: string;
   ui: UiStrings;
-  figure: FigureStrings;
+  common: CommonStrings;
   /** Translated labels of scoring functions by registry name; the core's label is the fallback. */
   scoreLabels: Partial<Record<string, string>>;
-  chapter1: ChapterText;
 }
 
 /** Fills {name} slots of a UI string. Unknown slots stay visible so they get noticed. */

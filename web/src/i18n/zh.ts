@@ -1,10 +1,8 @@
 /**
- * 简体中文 catalog：界面文字与第 1 章（什么是注意力分数）的正文。
- * Terms follow the glossary of shared TUTORIAL_FACTS.md §10. {{name}} slots are live numbers from the core.
+ * 简体中文页面 catalog：页眉、页脚与各章图表共用的文字。各章正文见 chapters/chN-<slug>/zh.ts。
+ * Terms follow the glossary of shared TUTORIAL_FACTS.md §10.
  */
 import type { Catalog } from './types';
-
-const r = String.raw;
 
 export const zh: Catalog = {
   lang: 'zh',
@@ -13,72 +11,58 @@ export const zh: Catalog = {
   ui: {
     siteName: 'qkscope',
     siteTagline: '注意力评分函数：用实时计算的数字讲清楚',
-    docTitle: '{chapter} · qkscope',
+    docTitle: '注意力评分函数 · qkscope',
     langSwitch: '语言',
     tocTitle: '目录',
     skipLink: '跳到正文',
     loading: '正在加载注意力计算核心（WebAssembly）…',
     loadFailed: '无法加载注意力计算核心：{message}',
+    chapterFailed: '本章无法显示：{message}',
     footer: '本页的每个数字都由 qkscope 的 C++ 核心实时算出；该核心编译为 WebAssembly，直接在你的浏览器中运行。',
     coreVersion: '核心版本 {version}',
   },
-  figure: {
-    title: '图 1　分数、权重与输出（实时计算）',
-    caption: r`**看点。** 在这个例子中，每一行的最大权重都落在对角线上：每个词元与自身最匹配。分数热力图使用以 0 为中心的发散色板（低于 0 为蓝，高于 0 为红）；权重热力图使用固定范围 0 到 1 的顺序色板，因此修改输入后颜色仍可直接比较。带斜线阴影的格子是被掩码的位置：它们的 logit 为 $-\infty$，权重恰好为 0，而不只是很小。`,
+  common: {
+    reset: '重置',
+    export: '导出',
+    exportMenu: '导出：{title}',
+    exportPng: '图片（PNG）',
+    exportSvg: '矢量图（SVG）',
+    exportCsv: '数据（CSV）',
+    exportJson: '数据（JSON）',
+    exportFailed: '导出失败：{message}',
+    whatToNotice: '看点。',
     controls: '控制',
-    score: '评分函数',
-    formula: '公式',
-    temperature: '温度系数 τ',
-    temperatureHint: 'τ > 1 使每行更平缓，τ < 1 使其更尖锐',
-    causal: '因果掩码',
-    causalHint: '查询 i 只能看到键 j ≤ i',
-    keyLength: '有效键个数（填充掩码）',
-    keyLengthValue: '{n} / {total}',
-    seed: '参数随机种子',
-    seedHint: '参数 {params} 由该种子初始化。',
-    noParams: '该评分函数没有可学习的参数。',
-    scaleUsed: '缩放系数',
-    reset: '重置本图',
-    sizes: '尺寸',
-    lq: '$L_q$ 查询数',
-    lk: '$L_k$ 键数',
-    dq: '$d_q$',
-    dk: '$d_k$',
-    dv: '$d_v$',
-    inputs: '输入',
-    inputsHint: '可直接修改任意数字；每行对应一个词元。',
-    matrixQ: '查询 Q',
-    matrixK: '键 K',
-    matrixV: '值 V',
-    cellAria: '{m} 第 {i} 行第 {j} 列',
-    invalidNumber: '不是有效数字，仍使用上一个有效值。',
-    scoresTitle: '注意力分数',
-    scoresNote: '缩放并掩码后、softmax 之前的 logit',
-    weightsTitle: '注意力权重',
-    weightsNote: 'softmax(分数 / τ)，每行之和为 1',
-    outputTitle: '输出',
-    outputNote: '权重 × V，每个查询一行',
-    shape: '{rows} × {cols}',
+    seed: '随机种子',
     axisQuery: '查询',
     axisKey: '键',
     axisDim: '维度',
     cellLabel: '{row} {i}，{col} {j}：{value}',
     maskedCell: '已掩码',
-    maskedLegend: '已掩码',
     legendScore: '分数',
     legendWeight: '权重',
     legendValue: '数值',
-    statsTitle: '逐行诊断',
-    statsHint: r`熵 $H = -\sum_j w_{ij} \log w_{ij}$：全部权重集中在一个键上时为 0，权重均匀分布时为 $\log L_k$。`,
-    statsQuery: '查询',
-    statsMax: '最大权重',
-    statsArgmax: '所在的键',
-    statsEntropy: '熵 H（奈特）',
-    statsSupport: '有效键数 e^H',
-    statsEmpty: '没有有效的键',
-    errorTitle: '当前配置无法计算：',
-    errorStale: '下方图表仍显示上一次有效的结果。',
-    errorSameDim: '允许 $d_q \\ne d_k$ 的评分函数：{names}。',
+    legendDiff: '差值',
+    cannotCompute: '此处无法计算：{message}',
+    paste: {
+      title: '使用你自己的 Q、K、V',
+      hint: '粘贴 JSON，例如 {"Q": [[1, 0], [0, 1]], "K": [[1, 1], [0, 1]], "V": [[2, 0], [0, 2]]}；或粘贴 CSV：每行一个向量，矩阵之间用空行分隔，或在前面单独写一行 “Q”“K”“V”。可以省略 V（此时 V = K）。',
+      label: 'JSON 或 CSV 格式的 Q、K、V',
+      apply: '使用这些矩阵',
+      current: '填入当前矩阵',
+      applied: '已应用：Q {lq} × {dq}，K {lk} × {dk}，V {lk} × {dv}。',
+      empty: '没有可读取的内容：请先粘贴 JSON 或 CSV。',
+      json: '这不是合法的 JSON：{message}',
+      jsonShape: 'JSON 必须是一个包含 "Q" 和 "K"（可选 "V"）的对象，每一项都是由数字行组成的列表，例如 {"Q": [[1, 0]], "K": [[1, 0]]}。',
+      notNumber: '{m} 第 {i} 行第 {j} 列：“{text}” 不是数字。',
+      ragged: '{m} 第 {i} 行有 {got} 个数，但第 1 行有 {expected} 个。',
+      missing: '缺少 {m}。',
+      tooBig: '{m} 的形状是 {rows} × {cols}；本图最多容纳 {maxRows} × {maxCols}。',
+      tooSmall: '{m} 是空的。',
+      range: '{m} 第 {i} 行第 {j} 列：{value} 超出范围 [{min}, {max}]。',
+      kvRows: 'K 有 {k} 行，而 V 有 {v} 行：每个键必须恰好对应一行值。',
+      tooManyBlocks: '读到 {n} 组行；最多应有 3 组（Q、K、V）。',
+      unknownLabel: '第 {line} 行：无法识别的标签 “{text}”（请使用 Q、K 或 V）。',
+    },
   },
   scoreLabels: {
     dot: '点积',
@@ -87,93 +71,5 @@ export const zh: Catalog = {
     bilinear: '双线性（general）',
     additive: '加性（concat）',
     linear_concat: '线性拼接（无激活函数）',
-  },
-  chapter1: {
-    id: 'ch1',
-    kicker: '第 1 章',
-    title: '什么是注意力分数',
-    lede: '注意力在做加权混合之前，必须先判断每个查询与每个键有多匹配。本章说明这样的分数是什么、注意力的各个步骤按什么顺序执行，并手算一个小例子；页面上的每个数字都是实时算出的。',
-    sections: [
-      {
-        id: 'score',
-        title: '每个查询–键对，对应一个分数',
-        body: r`注意力让每个词元作为**查询**（Query）去查看一组词元，即**键**（Key），并按一定权重混合它们的**值**（Value）。在混合之前，模型必须先回答：每个查询与每个键有多匹配？这正是**评分函数**（也叫打分函数）的工作：输入一个查询向量 $q$ 和一个键向量 $k$，输出一个实数，称为 logit（未归一化的分数）：
-
-$$f(q, k) \in \mathbb{R}.$$
-
-让每个查询与每个键两两打分，就得到分数矩阵 $S$，其中 $S_{ij} = f(q_i, k_j)$，形状为 $L_q \times L_k$：每个查询占一行，每个键占一列。归一化函数（通常是 softmax）把每一行变成非负、和为 1 的权重；查询 $i$ 的输出就是各个值向量的加权和 $o_i = \sum_j w_{ij}\, v_j$。
-
-单独一个分数本身意义不大。给整行加上同一个常数，softmax 的结果不变，所以真正起作用的只是同一行内分数之间的差。应当把注意力分数理解为**相对的匹配强度**，而不是概率或置信度。`,
-      },
-      {
-        id: 'pipeline',
-        title: '计算顺序',
-        body: r`本教程中的每个注意力层都执行同样的五个步骤，顺序始终如下：
-
-1. **打分**：对每一对计算 $z_{ij} = f(q_i, k_j)$。
-2. **缩放**，如有偏置则加上偏置。缩放点积注意力乘以 $1/\sqrt{d_k}$。
-3. **掩码**：不允许关注的位置（例如填充的键、未来的词元）的 logit 设为 $-\infty$。
-4. **归一化**：用温度系数 $\tau$ 对每一行计算 $w_{ij} = \exp(z_{ij}/\tau) \,/\, \sum_{j'} \exp(z_{ij'}/\tau)$。
-5. **加权求和**：$o_i = \sum_j w_{ij}\, v_j$。
-
-掩码必须放在打分**之后**。一种看似省事的做法是在打分之前先把填充位置的键向量置零，但这行不通：零向量照样会得到分数 $q \cdot 0 = 0$，而 $\exp(0) = 1$ 一点也不小。在下面的例子中，把键 3 置零后，查询 1 仍然分给它 {{zeroKeyW}} 的权重。正确的做法是把它的 logit 设为 $-\infty$，这样它的权重恰好为 $0$，查询 1 的权重变为 $ {{padW}}$。`,
-      },
-      {
-        id: 'worked',
-        title: '逐步手算一个例子',
-        body: r`取三个词元，每个词元有四个特征，并使用最简单的投影 $W_Q = W_K = W_V = I$，于是查询、键、值是同一个矩阵：
-
-$$X = {{X}}, \qquad Q = K = V = X.$$
-
-**第 1 步：原始分数。** 用点积打分，原始分数为 $QK^\top = XX^\top$：
-
-$$XX^\top = {{XXt}}.$$
-
-对角线是每个词元与自身的分数，也是每一行中最大的：一个词元与自身共享全部特征。词元 1 与词元 2 没有共同特征，所以它们的分数为 0。
-
-**第 2 步：缩放。** 缩放点积注意力除以 $\sqrt{d_k} = \sqrt{ {{dk}} } = {{sqrtdk}}$：
-
-$$S = \frac{XX^\top}{ {{sqrtdk}} } = {{S}}.$$
-
-**第 3 步：逐行 softmax。** 第 1 行的分数为 $ {{s1}}$。softmax 先取指数，再除以它们的和；这个和的对数（该行的 log-sum-exp）为 $ {{lse1}}$：
-
-$$w_1 = \operatorname{softmax}\big( {{s1}} \big) = {{w1}}.$$
-
-三行合在一起：
-
-$$W = {{W}}.$$
-
-第 1 行最大的权重落在键 {{top1}} 上：词元 1 最关注的是它自己。
-
-**第 4 步：对值加权求和。** 输出的第 1 行用这些权重混合各个值向量：
-
-$$o_1 = {{w11}}\, v_1 + {{w12}}\, v_2 + {{w13}}\, v_3 = {{o1}},$$
-
-完整的输出为
-
-$$O = WV = {{O}}.$$
-
-本节的每个数字都是在页面加载时算出的，使用的正是驱动下方交互图的同一个 WebAssembly 核心。`,
-      },
-      {
-        id: 'erratum',
-        title: '一个值得复核的数字',
-        body: r`这个例子流传很广。一篇被大量转载的文章把权重的第 1 行写成 $[0.387,\ 0.142,\ 0.471]$，并由此得出“词元 1 最关注词元 3”的结论。这两点都不对。上面实时算出的正确结果是 $ {{w1}}$：词元 1 最关注的是**它自己**。
-
-不用计算器也能看出来。$XX^\top$ 的第 1 行是 $ {{raw1}}$，其中与自身的分数最大。乘以一个正的缩放系数和 softmax 都不改变大小顺序，所以无论怎样缩放，最大的权重都必然落在键 1 上。那组错误的数字加起来也等于 1，只检查“和是否为 1”发现不了问题；比较权重与分数的大小顺序才能发现。
-
-一个值得养成的习惯：当注意力热力图似乎得出了意外的结论时，先检查每一行中权重的大小顺序是否与分数一致。`,
-      },
-      {
-        id: 'playground',
-        title: '动手试一试',
-        body: r`下面的交互图在你设定的输入上运行同一个核心。它的初始输入就是上面的例子，所以权重的第 1 行为 {{w1text}}。接下来可以试试：
-
-- 切换评分函数。图中显示的公式就是当前实际计算的公式；带参数的评分函数从随机种子初始化参数。
-- 拖动温度系数。$\tau > 1$ 使每一行趋于均匀，熵随之增大；$\tau < 1$ 使权重向最大的分数集中，最大权重随之增大。
-- 打开因果掩码，或减少有效键的个数（填充掩码），观察被掩码的格子变成斜线阴影：它们完全得不到权重。
-- 把某个键向量全部改为 0，看看它是否仍然得到权重。`,
-      },
-    ],
   },
 };

@@ -5,30 +5,24 @@
  * weights and output; per-row entropy and max weight. Errors from forward() are shown
  * inline (role=alert) and the last valid result stays on screen, dimmed.
  */
-import type { ForwardResult, QkScope, ScoreInfo } from '../../../wasm/qkscope.js';
-import { type Catalog, fill } from '../i18n';
-import { Heatmap } from '../charts/heatmap';
-import { MatrixEditor } from '../widget/matrix-editor';
-import { figureOptions, isMasked } from '../model/forward';
-import { argmax, row } from '../model/matrix';
-import { cellDecimals, fitDecimals, fixed } from '../model/format';
-import { LIMITS, type StateContext, type ViewState, resetFigure, withSizes } from '../model/state';
-import { inline, rich, tex } from './rich';
+import type { ForwardResult, QkScope, ScoreInfo } from '../../../../wasm/qkscope.js';
+import { type Catalog, fill } from '../../i18n';
+import { Heatmap } from '../../charts/heatmap';
+import { matricesTable } from '../../charts/export';
+import { MatrixEditor } from '../../widget/matrix-editor';
+import { figureOptions, isMasked } from '../../model/forward';
+import { argmax, row } from '../../model/matrix';
+import { cellDecimals, fitDecimals, fixed } from '../../model/format';
+import { LIMITS, type StateContext, type ViewState, resetFigure, withSizes } from '../../model/state';
+import { inline, tex } from '../shared/rich';
+import { h, testId } from '../shared/dom';
+import { FigureFrame } from '../shared/figure';
+import { PasteBox } from '../shared/paste';
+import type { Ch1Text } from './en';
 
 type SizeKey = 'lq' | 'lk' | 'dq' | 'dk' | 'dv';
 const SIZE_KEYS: readonly SizeKey[] = ['lq', 'lk', 'dq', 'dk', 'dv'];
 const TAU_STEPS = 100; // slider units per decade of tau
-
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-}
-
-function testId<E extends HTMLElement>(e: E, id: string): E {
-  e.dataset.testid = id;
-  return e;
-}
 
 export class ScoreFigure {
   readonly el: HTMLElement;
@@ -54,17 +48,21 @@ export class ScoreFigure {
   private readonly output = new Heatmap('output-matrix');
   private readonly stats = h('table', { className: 'row-stats' });
   private readonly statsBox = h('div', { className: 'stats' });
+  private last: ForwardResult | null = null;
+  private readonly t: Ch1Text['figure'];
   /** True once a result has been drawn (charts hidden until then). */
   private drawn = false;
 
   constructor(
     private readonly qk: QkScope,
     private readonly cat: Catalog,
+    text: Ch1Text['figure'],
     private readonly ctx: StateContext,
     state: ViewState,
     private readonly onState: (s: ViewState) => void,
   ) {
-    const t = cat.figure;
+    const t = text;
+    this.t = text;
     this.state = state;
     this.infos = qk.scoreFunctions;
     testId(this.alert, 'forward-error');
@@ -157,24 +155,40 @@ export class ScoreFigure {
     this.charts.hidden = true;
     this.statsBox.hidden = true;
 
-    const reset = testId(h('button', { type: 'button', className: 'reset', textContent: t.reset }), 'reset');
-    reset.addEventListener('click', () => {
-      this.set(resetFigure(this.state, this.ctx));
-      this.select.focus();
+    // Bring your own Q/K/V: sizes follow the pasted matrices.
+    const paste = new PasteBox(cat.common.paste, {
+      id: 'fig1-paste',
+      limits: { len: LIMITS.len, dim: LIMITS.dim, value: LIMITS.value },
+      current: () => ({ q: this.state.q, k: this.state.k, v: this.state.v }),
+      apply: ({ q, k, v }) => {
+        const sized = withSizes(this.state, { lq: q.length, lk: k.length, dq: q[0]!.length, dk: k[0]!.length, dv: v[0]!.length });
+        this.set({ ...sized, keyLength: k.length, q, k, v });
+      },
     });
+    inputs.append(paste.el);
 
     this.alert.hidden = true;
-    this.el = testId(h('figure', { className: 'figure', id: 'figure-1' }), 'figure-1');
-    this.el.setAttribute('aria-labelledby', 'figure-1-title');
-    this.el.append(
-      h('div', { className: 'figure-head' }, h('p', { className: 'figure-title', id: 'figure-1-title', textContent: t.title }), reset),
-      controls,
-      inputs,
-      this.alert,
-      this.charts,
-      this.statsBox,
-      h('figcaption', { innerHTML: rich(t.caption) }),
-    );
+    const frame = new FigureFrame(cat, {
+      id: 'figure-1',
+      title: t.title,
+      caption: t.caption,
+      onReset: () => {
+        this.set(resetFigure(this.state, this.ctx));
+        this.select.focus();
+      },
+      charts: () => [
+        { title: t.scoresTitle, parts: this.scores.parts() },
+        { title: t.weightsTitle, parts: this.weights.parts() },
+        { title: t.outputTitle, parts: this.output.parts() },
+      ],
+      data: () => {
+        const r = this.last;
+        const table = r ? matricesTable([['scores', r.maskedScores], ['weights', r.weights], ['output', r.output]]) : { columns: [], rows: [] };
+        return { ...table, json: { state: { score: this.state.score, tau: this.state.tau, causal: this.state.causal, keyLength: this.state.keyLength, seed: this.state.seed, Q: this.state.q, K: this.state.k, V: this.state.v }, ...(table.json as object) } };
+      },
+    });
+    frame.body.append(controls, inputs, this.alert, this.charts, this.statsBox);
+    this.el = frame.el;
     this.render();
   }
 
@@ -191,7 +205,7 @@ export class ScoreFigure {
 
   private render(): void {
     const s = this.state;
-    const t = this.cat.figure;
+    const t = this.t;
     const info = this.info();
     this.select.value = s.score;
     this.formula.innerHTML = info ? tex(info.tex, true) : '';
@@ -236,12 +250,13 @@ export class ScoreFigure {
     this.charts.hidden = false;
     this.statsBox.hidden = false;
     this.drawn = true;
+    this.last = result;
     this.scaleText.textContent = `${t.scaleUsed}: ${fixed(result.scale, 4).replace(/0+$/, '').replace(/\.$/, '')} · τ = ${fixed(s.tau, 2)}`;
     this.draw(result);
   }
 
   private draw(r: ForwardResult): void {
-    const t = this.cat.figure;
+    const t = this.t;
     const masked = (i: number, j: number) => isMasked(r.maskedScores.data[i * r.maskedScores.cols + j]!);
     const label = (rowAxis: string, colAxis: string) => (i: number, j: number, value: string) =>
       fill(t.cellLabel, { row: rowAxis, i, col: colAxis, j, value });
@@ -275,7 +290,7 @@ export class ScoreFigure {
   }
 
   private drawStats(r: ForwardResult): void {
-    const t = this.cat.figure;
+    const t = this.t;
     const head = h('tr', {}, ...[t.statsQuery, t.statsMax, t.statsArgmax, t.statsEntropy].map((x) => h('th', { scope: 'col', textContent: x })));
     const body = h('tbody');
     for (let i = 0; i < r.weights.rows; i++) {

@@ -1,15 +1,18 @@
 /**
- * Chapter 1, "What a score is": prose from the catalog, with the worked example
- * (TUTORIAL_FACTS §4) filled in live from the core, and Figure 1.
+ * Chapter 1, "What a score is": prose from its catalogs (en.ts, zh.ts), with the worked
+ * example (TUTORIAL_FACTS §4) filled in live from the core, and Figure 1.1 (the playground).
  * X = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], Q = K = V = X, S = X X^T / sqrt(4).
  */
-import type { QkScope } from '../../../wasm/qkscope.js';
-import type { Catalog } from '../i18n';
-import { WORKED_X, type StateContext, type ViewState } from '../model/state';
-import { argmax, row, toRows } from '../model/matrix';
-import { tex, texMatrix, texRow, textRow } from '../model/format';
-import { inline, rich, type Vars } from './rich';
-import { ScoreFigure } from './figure1';
+import type { QkScope } from '../../../../wasm/qkscope.js';
+import { WORKED_X, type StateContext, type ViewState, parseState, serializeState } from '../../model/state';
+import { argmax, row, toRows } from '../../model/matrix';
+import { tex, texMatrix, texRow, textRow } from '../../model/format';
+import type { Vars } from '../shared/rich';
+import { replaceGroup } from '../shared/url';
+import { type ChapterContext, defineChapter } from '../types';
+import { ScoreFigure } from './figure';
+import { en, type Ch1Text } from './en';
+import { zh } from './zh';
 
 /** Live numbers of the worked example, as TeX or text, for the {{slots}} of the prose. */
 export function workedExampleVars(qk: QkScope): Vars {
@@ -46,43 +49,22 @@ export function workedExampleVars(qk: QkScope): Vars {
   };
 }
 
-export interface Chapter1 {
-  el: HTMLElement;
-  /** Section anchors for the table of contents. */
-  toc: { id: string; title: string }[];
-  figure: ScoreFigure;
+/** Figure 1.1 keeps the playground's legacy, unprefixed URL keys (score, tau, q, ...). */
+function playgroundState(ctx: ChapterContext<Ch1Text>): { state: ViewState; sctx: StateContext; write: (s: ViewState) => void } {
+  const sctx: StateContext = { scores: ctx.qk.scoreFunctions.map((f) => f.name) };
+  const state = { ...parseState(location.search, sctx), lang: ctx.lang };
+  const write = (s: ViewState) => replaceGroup('', [...new URLSearchParams(serializeState(s, sctx))]);
+  return { state, sctx, write };
 }
 
-/** Builds the chapter. The figure reports state changes through `onState`. */
-export function renderChapter1(
-  qk: QkScope,
-  cat: Catalog,
-  ctx: StateContext,
-  state: ViewState,
-  onState: (s: ViewState) => void,
-): Chapter1 {
-  const text = cat.chapter1;
-  const vars = workedExampleVars(qk);
-  const el = document.createElement('article');
-  el.className = 'chapter';
-  el.id = text.id;
-  const head = document.createElement('header');
-  head.className = 'chapter-head';
-  const kicker = Object.assign(document.createElement('p'), { className: 'kicker', textContent: text.kicker });
-  const h1 = Object.assign(document.createElement('h1'), { textContent: text.title });
-  h1.dataset.testid = 'chapter-title';
-  const lede = Object.assign(document.createElement('p'), { className: 'lede', textContent: text.lede });
-  head.append(kicker, h1, lede);
-  el.append(head);
-  const figure = new ScoreFigure(qk, cat, ctx, state, onState);
-  for (const s of text.sections) {
-    const sec = document.createElement('section');
-    sec.id = s.id;
-    sec.dataset.testid = `section-${s.id}`;
-    sec.setAttribute('aria-labelledby', `${s.id}-h`);
-    sec.innerHTML = `<h2 id="${s.id}-h">${inline(s.title)}</h2><div class="prose">${rich(s.body, vars)}</div>`;
-    el.append(sec);
-    if (s.id === 'playground') sec.append(figure.el);
-  }
-  return { el, toc: text.sections.map((s) => ({ id: s.id, title: s.title })), figure };
-}
+export default defineChapter<Ch1Text>({
+  id: 'ch1',
+  ns: 'c1',
+  text: { en, zh },
+  vars: (ctx) => workedExampleVars(ctx.qk),
+  render(ctx, view) {
+    const { state, sctx, write } = playgroundState(ctx);
+    const figure = new ScoreFigure(ctx.qk, ctx.cat, ctx.t.figure, sctx, state, write);
+    view.section('playground').append(figure.el);
+  },
+});

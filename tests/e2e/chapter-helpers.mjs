@@ -1,0 +1,111 @@
+// tests/e2e/chapter-helpers.mjs — shared setup for the chapter tests (chN.test.mjs): the
+// built page served by `vite preview` (server.mjs), headless Chromium, a page that records
+// console errors, page errors, failed requests and dialogs, and helpers for exports and
+// screenshots. Not a test file itself (node --test runs *.test.mjs only).
+import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { repoRoot, startPreview } from './server.mjs';
+
+export const ARTIFACTS = join(repoRoot, 'test-results');
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+/** Registers before/after hooks; returns a handle whose .server and .browser are set once started. */
+export function usePage() {
+  const env = { server: null, browser: null };
+  before(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    env.server = await startPreview();
+    env.browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+
+  /**
+   * Opens the page at `query` (e.g. '?c2.alpha=0#ch2'); waits until it is ready.
+   * options: viewport, reducedMotion ('reduce' | 'no-preference'), colorScheme.
+   */
+  env.open = async (query = '', { viewport = DESKTOP, reducedMotion = 'no-preference', colorScheme = 'light' } = {}) => {
+    const context = await env.browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme, reducedMotion, acceptDownloads: true });
+    const page = await context.newPage();
+    const problems = [];
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console.error: ${m.text()}`));
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+    page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
+    page.on('dialog', (d) => {
+      problems.push(`dialog: ${d.message()}`);
+      void d.dismiss();
+    });
+    await page.goto(env.server.url + query);
+    await waitReady(page);
+    return { page, problems, close: () => context.close() };
+  };
+  return env;
+}
+
+export async function waitReady(page) {
+  await page.waitForFunction(() => document.getElementById('app')?.dataset.ready, null, { timeout: 20000 });
+  const ready = await page.evaluate(() => document.getElementById('app').dataset.ready);
+  assert.equal(ready, 'true', `page failed to load: ${await page.textContent('#app')}`);
+}
+
+export function noProblems(problems) {
+  assert.deepEqual(problems, [], `console or page errors:\n${problems.join('\n')}`);
+}
+
+/** Cells of a heatmap by test id: [{ i, j, text, value }], row-major. */
+export function cells(scope, testid) {
+  return scope.locator(`[data-testid="${testid}"] g.cell`).evaluateAll((gs) =>
+    gs
+      .map((g) => ({ i: Number(g.dataset.i), j: Number(g.dataset.j), text: g.querySelector('text').textContent, value: Number(g.dataset.value) }))
+      .sort((a, b) => a.i - b.i || a.j - b.j),
+  );
+}
+
+/** Clicks the figure's export menu and a format; returns { name, bytes } of the download. */
+export async function exportFile(page, figureTestId, format) {
+  const fig = page.locator(`[data-testid="${figureTestId}"]`);
+  await fig.locator('[data-testid="export"]').click();
+  const [download] = await Promise.all([page.waitForEvent('download'), fig.locator(`[data-testid="export-${format}"]`).click()]);
+  const path = await download.path();
+  return { name: download.suggestedFilename(), bytes: await readFile(path) };
+}
+
+/** Asserts the four exports of a figure produce plausible files; returns them by format. */
+export async function checkExports(page, figureTestId) {
+  const base = `qkscope-${figureTestId.replace(/^figure-/, '')}`;
+  const out = {};
+  for (const f of ['png', 'svg', 'csv', 'json']) {
+    const file = await exportFile(page, figureTestId, f);
+    assert.equal(file.name, `${base}.${f}`);
+    assert.ok(file.bytes.length > 50, `${f} export is not empty (${file.bytes.length} bytes)`);
+    out[f] = file;
+  }
+  assert.deepEqual([...out.png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
+  const svg = out.svg.bytes.toString('utf8');
+  assert.match(svg, /<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  assert.doesNotMatch(svg, /class="/, 'styles are inlined, classes removed');
+  JSON.parse(out.json.bytes.toString('utf8'));
+  return out;
+}
+
+/** Asserts that nothing from a hostile URL became markup. */
+export async function noInjectedMarkup(page) {
+  const n = await page.evaluate(() => document.querySelectorAll('img, script:not([type="module"]), iframe, [onerror], [onload]').length);
+  assert.equal(n, 0, 'no element created from URL parameters');
+}
+
+/** Absolute path of a file in the repository. */
+export function repoRootFile(path) {
+  return join(repoRoot, path);
+}

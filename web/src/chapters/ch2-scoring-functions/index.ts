@@ -1,0 +1,92 @@
+/**
+ * Chapter 2, "The scoring functions side by side": the six scoring functions of the core's
+ * registry (TUTORIAL_FACTS §2) on one shared Q, K, V. Figure 2.1 shows them all at once,
+ * Figure 2.2 the difference between any two. State in the URL under "c2.".
+ * Default inputs: key 3 is twice key 1, so dot product and cosine disagree about it.
+ */
+import type { QkScope } from '../../../../wasm/qkscope.js';
+import { type Mat, resize, row } from '../../model/matrix';
+import { choice, int, matrix, num } from '../../model/url-state';
+import { tex, texRow } from '../../model/format';
+import type { Vars } from '../shared/rich';
+import { defineChapter } from '../types';
+import { columnSpread, runAll } from './model';
+import { differenceView, sideBySide } from './figures';
+import { en, type Ch2Text } from './en';
+import { zh } from './zh';
+import './style.css';
+
+export const DEFAULT_Q: Mat = [
+  [1, 0, 1, 0],
+  [0, 1, 0, 1],
+  [1, 1, 0, 0],
+  [-1, 0, 0.5, 1],
+];
+export const DEFAULT_K: Mat = [
+  [1, 0, 1, 0],
+  [0, 1, 0, 1],
+  [2, 0, 2, 0],
+  [0, 0, -1, 1],
+  [0.5, 0.5, 0.5, 0.5],
+];
+export const DEFAULT_V: Mat = [
+  [1, 0],
+  [0, 1],
+  [1, 1],
+  [-1, 0],
+  [0, -1],
+];
+
+function makeSpec(names: string[]) {
+  return {
+    view: choice(['weights', 'scores'] as const, 'weights'),
+    alpha: num(0.25, 0, 1, { digits: 3 }),
+    dh: int(4, 1, 16),
+    seed: int(0, 0, 999_999),
+    q: matrix(DEFAULT_Q),
+    k: matrix(DEFAULT_K),
+    v: matrix(DEFAULT_V),
+    a: choice(names, names.includes('dot') ? 'dot' : names[0]!),
+    b: choice(names, names.includes('bilinear') ? 'bilinear' : names[names.length - 1]!),
+  };
+}
+export type Ch2Spec = ReturnType<typeof makeSpec>;
+
+/** Live numbers for the prose, on the default inputs. */
+function vars(qk: QkScope): Vars {
+  const out = runAll(qk, { q: DEFAULT_Q, k: DEFAULT_K, v: DEFAULT_V, alpha: 0, dh: 4, seed: 0 });
+  const get = (n: string) => out.find((o) => o.name === n)?.result;
+  const dot = get('dot');
+  const cos = get('cosine');
+  const lc = get('linear_concat');
+  const bil = get('bilinear');
+  const dotRow = dot ? row(dot.rawScores, 0) : [];
+  const cosRow = cos ? row(cos.rawScores, 0) : [];
+  let bilDiff = 0;
+  if (dot && bil) for (let i = 0; i < dot.weights.data.length; i++) bilDiff = Math.max(bilDiff, Math.abs(dot.weights.data[i]! - bil.weights.data[i]!));
+  return {
+    dot1: tex(dotRow[0] ?? NaN, 2, true),
+    dot3: tex(dotRow[2] ?? NaN, 2, true),
+    cos1: tex(cosRow[0] ?? NaN, 4, true),
+    cos3: tex(cosRow[2] ?? NaN, 4, true),
+    dotW: dot ? texRow(row(dot.weights, 0), 3) : '?',
+    cosW: cos ? texRow(row(cos.weights, 0), 3) : '?',
+    lcSpread: lc ? tex(columnSpread(lc.weights), 6, true) : '?',
+    lcRow: lc ? texRow(row(lc.weights, 0), 3) : '?',
+    bilDiff: tex(bilDiff, 6, true),
+  };
+}
+
+export default defineChapter<Ch2Text>({
+  id: 'ch2',
+  ns: 'c2',
+  text: { en, zh },
+  vars: (ctx) => vars(ctx.qk),
+  render(ctx, view) {
+    const names = ctx.qk.scoreFunctions.map((f) => f.name);
+    // V needs one row per key: it follows K's row count.
+    const store = ctx.state(makeSpec(names), (v) => (v.v.length === v.k.length ? v : { ...v, v: resize(v.v, v.k.length, v.v[0]!.length) }));
+    view.section('c2-side-by-side').append(sideBySide(ctx, store));
+    view.section('c2-differences').append(differenceView(ctx, store));
+  },
+});

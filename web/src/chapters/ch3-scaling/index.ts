@@ -1,0 +1,57 @@
+/**
+ * Chapter 3, "Why divide by √d_k": the variance of q·k grows like d_k (TUTORIAL_FACTS §3),
+ * shown by a Monte Carlo run in the browser through the core's forward(), and what large
+ * logits do to softmax (saturation, vanishing Jacobian). State in the URL under "c3.".
+ */
+import { choice, int } from '../../model/url-state';
+import { tex } from '../../model/format';
+import { defineChapter } from '../types';
+import { saturationFigure, varianceFigure } from './figures';
+import { en, type Ch3Text } from './en';
+import { zh } from './zh';
+import './style.css';
+
+function makeSpec() {
+  return {
+    seed: int(1, 0, 999_999),
+    samples: choice(['1000', '10000', '100000'] as const, '10000'),
+    lk: int(16, 2, 64),
+  };
+}
+export type Ch3Spec = ReturnType<typeof makeSpec>;
+
+/** x in TeX scientific notation: 1.5 \times 10^{-10}. */
+function texSci(x: number, digits = 2): string {
+  const [m, e] = x.toExponential(digits - 1).split('e');
+  return `${m} \\times 10^{${Number(e)}}`;
+}
+
+/** Two keys whose logits differ by `gap`: the larger weight and the Jacobian entry p(1 - p). */
+function twoKeys(gap: number): { p: number; j: number } {
+  const p = 1 / (1 + Math.exp(-gap));
+  return { p, j: p * (1 - p) };
+}
+
+export default defineChapter<Ch3Text>({
+  id: 'ch3',
+  ns: 'c3',
+  text: { en, zh },
+  vars: () => {
+    const std = Math.sqrt(512);
+    const big = twoKeys(std);
+    const small = twoKeys(1);
+    return {
+      std512: tex(std, 1),
+      pSmall: tex(small.p, 3),
+      jSmall: tex(small.j, 3),
+      gapBig: tex(std, 1),
+      pBig: `1 - ${texSci(1 - big.p)}`,
+      jBig: texSci(big.j),
+    };
+  },
+  render(ctx, view) {
+    const store = ctx.state(makeSpec());
+    view.section('c3-variance').append(varianceFigure(ctx, store));
+    view.section('c3-saturation').append(saturationFigure(ctx, store));
+  },
+});

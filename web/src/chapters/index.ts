@@ -1,0 +1,16 @@
+/**
+ * The chapter registry: the page shows these chapters, in this order. Adding a chapter is
+ * one line here (see web/CHAPTERS.md); each entry loads the chapter's own module, so
+ * chapters are separate chunks and can be written in parallel.
+ */
+import type { Chapter, ChapterText } from './types';
+
+export type ChapterLoader = () => Promise<{ default: Chapter<any> }>;
+
+export const CHAPTERS: readonly ChapterLoader[] = [
+  () => import('./ch1-score'),
+  () => import('./ch2-scoring-functions'),
+  () => import('./ch3-scaling'),
+];
+
+export type { Chapter, ChapterText };

@@ -1,0 +1,51 @@
+/**
+ * The address bar as the single source of truth for view state. Parameters are grouped
+ * by namespace: "lang" and chapter 1's playground keys have none ("score=additive"), every
+ * other chapter owns "<ns>.<key>" ("c2.alpha=0.3"). A writer replaces only its own group,
+ * with history.replaceState (no history entries), so chapters never overwrite each other.
+ */
+
+/** The namespace of a parameter name: the part before the first '.', '' for none. */
+export function namespaceOf(key: string): string {
+  const dot = key.indexOf('.');
+  return dot < 0 ? '' : key.slice(0, dot);
+}
+
+/** Current parameters of the address bar. */
+export function readQuery(): URLSearchParams {
+  return new URLSearchParams(location.search);
+}
+
+/** Query text, readable: ',' and ';' stay as they are (matrices), the rest is escaped. */
+export function queryText(entries: [string, string][]): string {
+  const enc = (s: string) => encodeURIComponent(s).replace(/%2C/g, ',').replace(/%3B/g, ';');
+  return entries.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
+}
+
+function writeAll(entries: [string, string][]): void {
+  // Unprefixed keys first, then namespaces in natural order (c2 < c3 < c10).
+  const order = (ns: string) => ns;
+  const sorted = entries
+    .map((e, i) => ({ e, i, ns: namespaceOf(e[0]) }))
+    .sort((a, b) => (a.ns === b.ns ? a.i - b.i : a.ns === '' ? -1 : b.ns === '' ? 1 : order(a.ns).localeCompare(order(b.ns), 'en', { numeric: true })))
+    .map((x) => x.e);
+  const qs = queryText(sorted);
+  const url = `${location.pathname}${qs ? `?${qs}` : ''}${location.hash}`;
+  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
+}
+
+/**
+ * Replaces the parameters of namespace `ns` with `entries` (each key must be in `ns`).
+ * `ns = ''` replaces the unprefixed keys (the page's "lang" and chapter 1's playground).
+ */
+export function replaceGroup(ns: string, entries: [string, string][]): void {
+  const kept = [...readQuery()].filter(([k]) => namespaceOf(k) !== ns);
+  writeAll([...kept, ...entries]);
+}
+
+/** Sets (or, with null, removes) one parameter, keeping all others. */
+export function setParam(key: string, value: string | null): void {
+  const all = [...readQuery()].filter(([k]) => k !== key);
+  if (value !== null) all.push([key, value]);
+  writeAll(all);
+}

@@ -1,0 +1,122 @@
+/**
+ * Line chart (d3): one or more series y(x) on linear or log axes, with markers, dashes for
+ * reference curves, an optional vertical rule (e.g. the slider's current value), a legend
+ * inside the SVG, and keyboard-focusable points with aria-labels.
+ *
+ *   const c = new LineChart('c3-variance');
+ *   c.update({ label: 'Variance vs d', x: { label: 'd', scale: 'log' }, y: { label: 'variance', scale: 'log' },
+ *     series: [{ id: 'raw', label: 'q·k', points: [{ x: 16, y: 15.8 }, ...] }] });
+ */
+import { axisBottom, axisLeft, line as d3line, scaleLinear, scaleLog } from 'd3';
+import { type AxisSpec, MARGIN, type Mark, XYChart, defaultFormat } from './xy';
+
+export interface LineSeries {
+  id: string;
+  label: string;
+  points: { x: number; y: number }[];
+  /** Colour index 0..6 (default: the series' position). */
+  color?: number;
+  dashed?: boolean;
+  /** Draw focusable points (default true). */
+  markers?: boolean;
+}
+
+export interface LineSpec {
+  /** Accessible name of the chart. */
+  label: string;
+  x: AxisSpec;
+  y: AxisSpec;
+  series: LineSeries[];
+  height?: number;
+  /** A vertical rule at x, with a short label. */
+  marker?: { x: number; label: string };
+  /** aria-label / tooltip of a point (default "series: x = …, y = …"). */
+  pointLabel?: (s: LineSeries, p: { x: number; y: number }) => string;
+}
+
+function scaleOf(axis: AxisSpec, values: number[], range: [number, number]) {
+  const log = axis.scale === 'log';
+  const finite = values.filter((v) => Number.isFinite(v) && (!log || v > 0));
+  let lo = axis.domain?.[0] ?? Math.min(...finite);
+  let hi = axis.domain?.[1] ?? Math.max(...finite);
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) [lo, hi] = log ? [1, 10] : [0, 1];
+  if (lo === hi) [lo, hi] = log ? [lo / 2, hi * 2] : [lo - 1, hi + 1];
+  if (log) {
+    const s = scaleLog().domain([lo, hi]).range(range);
+    return axis.domain ? s : s.nice();
+  }
+  const s = scaleLinear().domain([lo, hi]).range(range);
+  return axis.domain ? s : s.nice();
+}
+
+/** Tick values: the given ones, else a few round ones (powers for log axes). */
+function ticksOf(axis: AxisSpec, scale: ReturnType<typeof scaleOf>, count: number): number[] {
+  if (axis.ticks) return axis.ticks;
+  if (axis.scale === 'log') {
+    const [lo, hi] = scale.domain() as [number, number];
+    const out: number[] = [];
+    const span = Math.log10(hi) - Math.log10(lo);
+    const mult = span <= 1.2 ? [1, 2, 5] : [1];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++)
+      for (const m of mult) {
+        const v = m * 10 ** e;
+        if (v >= lo * 0.999 && v <= hi * 1.001) out.push(Number(v.toPrecision(6)));
+      }
+    return out.length >= 2 ? out : (scale.ticks(count) as number[]);
+  }
+  return scale.ticks(count) as number[];
+}
+
+export class LineChart extends XYChart<LineSpec> {
+  protected draw(spec: LineSpec, width: number): void {
+    const height = spec.height ?? 300;
+    const top = MARGIN.top + this.legend(spec.series.map((s, k) => ({ label: s.label, color: s.color ?? k, dashed: s.dashed, kind: 'line' as const })), width);
+    const left = MARGIN.left;
+    const right = width - MARGIN.right;
+    const bottom = height - MARGIN.bottom;
+    this.svg.attr('viewBox', `0 0 ${width} ${height}`).attr('width', width).attr('height', height);
+    const xs = spec.series.flatMap((s) => s.points.map((p) => p.x));
+    const ys = spec.series.flatMap((s) => s.points.map((p) => p.y));
+    const x = scaleOf(spec.x, spec.marker ? [...xs, spec.marker.x] : xs, [left, right]);
+    const y = scaleOf(spec.y, ys, [bottom, top + 6]);
+    const fx = spec.x.format ?? defaultFormat;
+    const fy = spec.y.format ?? defaultFormat;
+    const xt = ticksOf(spec.x, x, Math.max(2, Math.floor((right - left) / 80)));
+    const yt = ticksOf(spec.y, y, 5);
+
+    this.svg.append('g').attr('class', 'grid').selectAll('line').data(yt).join('line')
+      .attr('x1', left).attr('x2', right).attr('y1', (v) => y(v)).attr('y2', (v) => y(v));
+    this.svg.append('g').attr('class', 'axis x').attr('transform', `translate(0,${bottom})`)
+      .call(axisBottom(x).tickValues(xt).tickFormat((v) => fx(Number(v))).tickSizeOuter(0));
+    this.svg.append('g').attr('class', 'axis y').attr('transform', `translate(${left},0)`)
+      .call(axisLeft(y).tickValues(yt).tickFormat((v) => fy(Number(v))).tickSizeOuter(0));
+    this.axisTitles(spec.x.label, spec.y.label, left, right, top, bottom);
+
+    if (spec.marker && Number.isFinite(x(spec.marker.x))) {
+      const mx = x(spec.marker.x);
+      const g = this.svg.append('g').attr('class', 'rule');
+      g.append('line').attr('class', 's-6').attr('x1', mx).attr('x2', mx).attr('y1', top).attr('y2', bottom).attr('stroke-dasharray', '2 3');
+      g.append('text').attr('x', Math.min(right - 4, mx + 4)).attr('y', top + 12).attr('text-anchor', mx + 4 > right - 60 ? 'end' : 'start').text(spec.marker.label);
+    }
+
+    // Lines stay inside the plot area (reference lines may run past the axes).
+    const clip = `${this.id}-clip`;
+    this.svg.append('defs').append('clipPath').attr('id', clip).append('rect')
+      .attr('x', left).attr('y', top).attr('width', Math.max(0, right - left)).attr('height', Math.max(0, bottom - top));
+    const lines = this.svg.append('g').attr('class', 'lines').attr('clip-path', `url(#${clip})`);
+    const ok = (p: { x: number; y: number }) => Number.isFinite(x(p.x)) && Number.isFinite(y(p.y));
+    const path = d3line<{ x: number; y: number }>().defined(ok).x((p) => x(p.x)).y((p) => y(p.y));
+    const marks: Mark[] = [];
+    spec.series.forEach((s, si) => {
+      const color = s.color ?? si;
+      lines.append('path').attr('class', `line s-${color}`).attr('d', path(s.points) ?? '').attr('stroke-dasharray', s.dashed ? '6 4' : null).attr('data-series', s.id);
+      if (s.markers === false) return;
+      s.points.forEach((p, k) => {
+        if (!ok(p) || x(p.x) < left - 1 || x(p.x) > right + 1) return;
+        const label = spec.pointLabel ? spec.pointLabel(s, p) : `${s.label}: ${spec.x.label} = ${fx(p.x)}, ${spec.y.label} = ${fy(p.y)}`;
+        marks.push({ x: x(p.x), y: y(p.y), s: si, k, color, label, shape: 'circle' });
+      });
+    });
+    this.setMarks(marks, spec.label);
+  }
+}
