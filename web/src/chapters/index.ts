@@ -11,6 +11,12 @@ export const CHAPTERS: readonly ChapterLoader[] = [
   () => import('./ch1-score'),
   () => import('./ch2-scoring-functions'),
   () => import('./ch3-scaling'),
+  () => import('./ch4-temperature'),
+  () => import('./ch5-masks'),
+  () => import('./ch6-normalizers'),
+  () => import('./ch7-cost'),
+  () => import('./ch8-beyond'),
+  () => import('./ch9-diagnostics'),
 ];
 
 export type { Chapter, ChapterText };

@@ -1,0 +1,182 @@
+// tests/e2e/ch8.test.mjs — chapter 8 (beyond quadratic) in the built page: linear attention
+// (elu + 1, FAVOR+) against softmax from forward() has a finite, positive error that falls
+// with the number of random features; causal via prefix sums; the timing run at small L (no
+// timings asserted); top-k and window + global sparsity through forward() (zero error when
+// nothing is dropped, fraction of pairs kept); URL round-trip, hostile URL values, the
+// language switch, exports, and screenshots at 390 and 1280 px.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+
+const env = usePage();
+const LIN = '[data-testid="figure-c8-linear"]';
+const TIME = '[data-testid="figure-c8-time"]';
+const SPARSE = '[data-testid="figure-c8-sparse"]';
+/** Pixels by which anything in this chapter sticks out past the viewport (not inside a scroll box). */
+function chapterOverflow(page, id) {
+  return page.evaluate((id) => {
+    const W = document.documentElement.clientWidth;
+    const clipped = (e) => {
+      for (let p = e.parentElement; p; p = p.parentElement) if (/(hidden|auto|scroll|clip)/.test(getComputedStyle(p).overflowX)) return true;
+      return false;
+    };
+    let worst = 0;
+    for (const e of document.getElementById(id).querySelectorAll('*')) {
+      const b = e.getBoundingClientRect();
+      if (b.width > 0 && getComputedStyle(e).position !== 'absolute' && !clipped(e)) worst = Math.max(worst, b.right - W);
+    }
+    return worst;
+  }, id);
+}
+
+async function linSummary(page) {
+  await page.locator(LIN).scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelector('[data-testid="c8-lin-summary"]')?.dataset.elu !== undefined);
+  return page.locator('[data-testid="c8-lin-summary"]').evaluate((e) => ({ elu: Number(e.dataset.elu), favor: Number(e.dataset.favor), curve: JSON.parse(e.dataset.curve), text: e.textContent }));
+}
+
+async function sparseSummary(page) {
+  await page.locator(SPARSE).scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelector('[data-testid="c8-sparse-summary"]')?.dataset.err !== undefined);
+  return page.locator('[data-testid="c8-sparse-summary"]').evaluate((e) => ({ kept: Number(e.dataset.kept), scored: Number(e.dataset.scored), err: Number(e.dataset.err), text: e.textContent }));
+}
+
+test('linear attention: error against softmax is finite and > 0, FAVOR+ improves with m; controls change the charts and the URL', async () => {
+  const { page, problems, close } = await env.open('#c8-error');
+  try {
+    const s = await linSummary(page);
+    assert.ok(Number.isFinite(s.elu) && s.elu > 0, `elu + 1 error finite and > 0 (${s.elu})`);
+    assert.ok(Number.isFinite(s.favor) && s.favor > 0, `FAVOR+ error finite and > 0 (${s.favor})`);
+    assert.equal(s.curve.length, 11, 'm = 4 ... 4096');
+    assert.ok(s.curve[10] < s.curve[0] / 4, `FAVOR+ error at m = 4096 (${s.curve[10]}) well below m = 4 (${s.curve[0]})`);
+    assert.ok(s.curve[10] < s.elu, 'with enough features FAVOR+ beats elu + 1 (a different kernel)');
+    const fig = page.locator(LIN);
+    const soft = await cells(page, 'c8-softmax');
+    for (let i = 0; i < 8; i++) assert.ok(Math.abs(soft.filter((c) => c.i === i).reduce((a, c) => a + c.value, 0) - 1) < 1e-4);
+    const approx0 = await cells(page, 'c8-approx');
+    await fig.locator('[data-testid="c8-map-elu"]').check();
+    await page.waitForFunction(() => /c8\.map=elu/.test(location.search));
+    const approx1 = await cells(page, 'c8-approx');
+    assert.notDeepEqual(approx1.map((c) => c.value), approx0.map((c) => c.value));
+    for (const c of approx1) assert.ok(c.value > 0, 'elu + 1 weights are all positive');
+    await fig.locator('[data-testid="c8-causal"]').check();
+    await page.waitForFunction(() => /c8\.causal=1/.test(location.search));
+    const causal = await linSummary(page);
+    assert.ok(Number.isFinite(causal.elu) && causal.elu > 0);
+    const ac = await cells(page, 'c8-approx');
+    assert.ok(ac.filter((c) => c.j > c.i).every((c) => c.value === 0), 'causal: no weight on future keys');
+    await page.reload();
+    await waitReady(page);
+    assert.equal(await fig.locator('[data-testid="c8-map-elu"]').isChecked(), true);
+    assert.equal(await fig.locator('[data-testid="c8-causal"]').isChecked(), true);
+    assert.equal((await linSummary(page)).elu, causal.elu);
+    await fig.locator('[data-testid="reset"]').click();
+    assert.doesNotMatch(page.url(), /c8\./);
+    const files = await checkExports(page, 'figure-c8-linear');
+    assert.match(files.csv.bytes.toString('utf8'), /^matrix,row,col,value\r\nsoftmax,/);
+    await fig.screenshot({ path: join(ARTIFACTS, 'ch8-linear-desktop.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('timing: nothing runs on load; Run measures exact and linear attention at L = 64..256', async () => {
+  const { page, problems, close } = await env.open('?c8.maxL=256#c8-time');
+  try {
+    const fig = page.locator(TIME);
+    await fig.scrollIntoViewIfNeeded();
+    assert.equal(await page.locator('[data-testid="c8-time"] circle.point').count(), 0);
+    await fig.locator('[data-testid="c8-run"]').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="c8-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
+    assert.equal(await page.locator('[data-testid="c8-time"] circle.point').count(), 12, '4 series x 3 lengths');
+    assert.match(await fig.locator('[data-testid="c8-time-summary"]').textContent(), /^At L = 256: exact softmax/);
+    const files = await checkExports(page, 'figure-c8-time');
+    assert.match(files.csv.bytes.toString('utf8'), /^series,L,ms,runs\r\n/);
+    await fig.screenshot({ path: join(ARTIFACTS, 'ch8-time-desktop.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('sparse: top-k with k = L and a full window give zero error; the window scores only what it keeps', async () => {
+  const { page, problems, close } = await env.open('#c8-sparse');
+  try {
+    const fig = page.locator(SPARSE);
+    const s0 = await sparseSummary(page);
+    assert.equal(s0.kept, 4 / 16, 'k = 4 of 16 keys kept per row');
+    assert.equal(s0.scored, 1, 'top-k scores every pair');
+    assert.ok(s0.err > 0 && Number.isFinite(s0.err));
+    assert.equal((await cells(page, 'c8-sparse')).filter((c) => c.value > 0).length, 64);
+    await fig.locator('[data-testid="c8-k"]').fill('16');
+    await page.waitForFunction(() => /c8\.k=16/.test(location.search));
+    assert.ok((await sparseSummary(page)).err < 1e-6, 'k = L is plain softmax');
+    await fig.locator('[data-testid="c8-pattern-window"]').check();
+    await page.waitForFunction(() => /c8\.pattern=window/.test(location.search));
+    const w = await sparseSummary(page);
+    // w = 2, g = 1: band |i - j| <= 2 plus row 0 and column 0.
+    let n = 0;
+    for (let i = 0; i < 16; i++) for (let j = 0; j < 16; j++) if (Math.abs(i - j) <= 2 || i < 1 || j < 1) n++;
+    assert.equal(w.kept, n / 256);
+    assert.equal(w.scored, w.kept, 'the window scores only the pairs it keeps');
+    assert.ok(w.err > 0);
+    const masked = await page.locator('[data-testid="c8-sparse"] g.cell[data-masked="true"]').count();
+    assert.equal(masked, 256 - n, 'dropped pairs are hatched');
+    await fig.locator('[data-testid="c8-w"]').fill('15');
+    await page.waitForFunction(() => /c8\.w=15/.test(location.search));
+    assert.ok((await sparseSummary(page)).err < 1e-6, 'a full window is plain softmax');
+    await page.reload();
+    await waitReady(page);
+    assert.equal(await fig.locator('[data-testid="c8-pattern-window"]').isChecked(), true);
+    assert.equal(await fig.locator('[data-testid="c8-w"]').inputValue(), '15');
+    await fig.locator('[data-testid="c8-w"]').fill('1');
+    await sparseSummary(page);
+    const files = await checkExports(page, 'figure-c8-sparse');
+    assert.match(files.csv.bytes.toString('utf8'), /^matrix,row,col,value\r\nfull,/);
+    await fig.screenshot({ path: join(ARTIFACTS, 'ch8-sparse-desktop.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('hostile URL values never become markup and fall back to defaults', async () => {
+  const evil = encodeURIComponent('<img src=x onerror=alert(1)>');
+  const { page, problems, close } = await env.open(`?c8.map=${evil}&c8.m=${evil}&c8.pattern=${evil}&c8.k=1e99#ch8`);
+  try {
+    await linSummary(page);
+    await sparseSummary(page);
+    await noInjectedMarkup(page);
+    assert.equal(await page.locator(LIN).locator('[data-testid="c8-map-favor"]').isChecked(), true);
+    assert.equal(await page.locator(SPARSE).locator('[data-testid="c8-pattern-topk"]').isChecked(), true);
+    assert.equal(await page.locator(SPARSE).locator('[data-testid="c8-k"]').inputValue(), '16', 'k clamped');
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('language switch: chapter 8 in Chinese; phone screenshots without sideways scroll', async () => {
+  const { page, problems, close } = await env.open('?c8.maxL=256#ch8', { viewport: PHONE });
+  try {
+    await linSummary(page);
+    await sparseSummary(page);
+    await page.locator(TIME).locator('[data-testid="c8-run"]').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="c8-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
+    const overflow = await chapterOverflow(page, 'ch8');
+    assert.ok(overflow <= 1, `chapter 8 sticks out by ${overflow}px at 390px`);
+    await page.locator(LIN).screenshot({ path: join(ARTIFACTS, 'ch8-linear-phone.png') });
+    await page.locator(TIME).screenshot({ path: join(ARTIFACTS, 'ch8-time-phone.png') });
+    await page.locator(SPARSE).screenshot({ path: join(ARTIFACTS, 'ch8-sparse-phone.png') });
+    await page.click('[data-testid="lang-zh"]');
+    await page.waitForFunction(() => /超越平方复杂度/.test(document.getElementById('ch8-title')?.textContent ?? ''));
+    assert.match(await linSummary(page).then((s) => s.text), /相对 softmax 的输出误差/);
+    assert.match(await page.textContent('[data-testid="section-c8-sparse"]'), /稀疏注意力/);
+    await page.locator(SPARSE).screenshot({ path: join(ARTIFACTS, 'ch8-sparse-zh-phone.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});

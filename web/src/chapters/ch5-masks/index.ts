@@ -1,0 +1,57 @@
+/**
+ * Chapter 5, "Masks and biases": key padding, causal (top-left vs bottom-right), sliding
+ * window, ALiBi, graph adjacency and soft-capping, all through the core's forward(); a fully
+ * masked row and mask fill values in float16 / bfloat16 / float32 through precisionSoftmax()
+ * (TUTORIAL_FACTS §2, §7). State in the URL under "c5.".
+ */
+import { bool, choice, int, num } from '../../model/url-state';
+import { trimmed } from '../../model/format';
+import { defineChapter } from '../types';
+import { alibiFigure, graphFigure, maskFigure } from './figures-masks';
+import { precisionFigure, softcapFigure } from './figures-numerics';
+import { DEFAULT_EDGES, DTYPES, FILLS, PREC_MASK, PREC_SCORES, alibiSlopes } from './model';
+import { en, type Ch5Text } from './en';
+import { zh } from './zh';
+import './style.css';
+
+function makeSpec() {
+  return {
+    lq: int(3, 1, 8),
+    lk: int(5, 1, 8),
+    pad: int(0, 0, 7),
+    causal: bool(true),
+    win: bool(false),
+    left: int(2, 0, 7),
+    right: int(0, 0, 7),
+    heads: int(8, 1, 16),
+    head: int(1, 1, 16),
+    edges: int(DEFAULT_EDGES, 0, 1023),
+    self: bool(true),
+    cap: num(20, 1, 100, { digits: 3 }),
+    dtype: choice(DTYPES, 'float32'),
+    fill: choice(FILLS, 'inf'),
+  };
+}
+export type Ch5Spec = ReturnType<typeof makeSpec>;
+
+export default defineChapter<Ch5Text>({
+  id: 'ch5',
+  ns: 'c5',
+  text: { en, zh },
+  vars: (ctx) => {
+    const bf = ctx.qk.precisionSoftmax({ scores: PREC_SCORES, mask: PREC_MASK, dtype: 'bfloat16', method: 'masked_fill', fill: -1e9 });
+    const s12 = alibiSlopes(12).map((m) => `2^{${trimmed(Math.log2(m), 1).replace('\u2212', '-')}}`);
+    return {
+      slopes12: `\\begin{gathered} ${[0, 4, 8].map((k) => s12.slice(k, k + 4).join(',\\ ')).join(', \\\\ ')} \\end{gathered}`,
+      bf16: String(bf.constantStored),
+    };
+  },
+  render(ctx, view) {
+    const store = ctx.state(makeSpec(), (v) => (v.head > v.heads ? { ...v, head: v.heads } : v));
+    view.section('c5-structure').append(maskFigure(ctx, store));
+    view.section('c5-alibi').append(alibiFigure(ctx, store));
+    view.section('c5-graph').append(graphFigure(ctx, store));
+    view.section('c5-softcap').append(softcapFigure(ctx, store));
+    view.section('c5-empty').append(precisionFigure(ctx, store));
+  },
+});

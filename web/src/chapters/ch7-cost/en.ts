@@ -1,0 +1,114 @@
+/**
+ * English text of chapter 7 ("What attention costs, measured"): time and memory against L
+ * for every scoring function, the broadcast vs fused additive attention, and why linear
+ * concat ignores the query. Facts: shared TUTORIAL_FACTS.md §2, §5.1–5.3.
+ */
+import type { ChapterText } from '../types';
+
+const r = String.raw;
+
+export const en = {
+  id: 'ch7',
+  kicker: 'Chapter 7',
+  title: 'What attention costs, measured',
+  lede: 'Cost claims about scoring functions travel far from the code that produced them. This chapter measures time and memory in your own browser, separates what a scoring function costs from what one implementation of it costs, and shows one cheap scoring function that quietly stops depending on the query.',
+  sections: [
+    {
+      id: 'c7-count',
+      title: 'Counting before timing',
+      body: r`For $L_q$ queries and $L_k$ keys of width $d$, every scoring function in this tutorial fills the same $L_q \times L_k$ score matrix, so all of them do at least $L_q L_k$ units of work. What differs is the work per pair:
+
+- dot, scaled dot and cosine: one length-$d$ dot product per pair, $L_q L_k d$ multiply–adds;
+- bilinear $q^\top W k$: project the queries once ($L_q d_q d_k$), then a dot product per pair;
+- additive $v^\top \tanh(W_q q + W_k k + b)$: project once, then per pair a length-$d_h$ sum, $d_h$ evaluations of $\tanh$ and a dot product with $v$, so $L_q L_k d_h$ $\tanh$ calls;
+- linear concat $w^\top [q; k]$: one number per query and one per key, then a single addition per pair.
+
+Memory is a separate question. An implementation that *stores* the scores and the weights needs $2 L_q L_k$ floats, which for one head at $L = 4096$ in float32 is already 128 MB. That is a property of the implementation, not of the scoring function: tiled kernels with an online softmax (FlashAttention, Dao et al. 2022) compute exactly the same output while keeping only $O(L d)$ numbers. The saying "scaled dot product runs out of memory at $L = 4096$" is about the naive code path.`,
+    },
+    {
+      id: 'c7-time',
+      title: 'Time and memory against L, in your browser',
+      body: r`The figure below times qkscope's forward pass (the C++ core compiled to WebAssembly, one thread) for each scoring function at growing $L = L_q = L_k$. Nothing runs until you press **Run**; each point is the median of a few warm runs, and a series stops early if one run gets slow, so a phone can take part too. Your numbers depend on your device and on what else it is doing; the *shape* of the curves is what carries over.
+
+The memory chart needs no timing: it is computed from the shapes. It is an estimate of the big buffers only, for one head and one sequence; multiply by heads × batch for a real layer.`,
+    },
+    {
+      id: 'c7-additive',
+      title: '“Additive is 3 to 5 times slower”: which additive?',
+      body: r`A figure often repeated is that additive attention is "3 to 5 times slower than scaled dot product at $L = 512$, $d = 512$". Measured with the common PyTorch implementation on one CPU thread, it is closer to **300 times** slower. The reason is the way that implementation is written: it broadcasts the projected queries against the projected keys,
+
+$$E_{ijc} = (W_q q_i)_c + (W_k k_j)_c + b_c, \qquad T = \tanh(E), \qquad S_{ij} = \sum_c T_{ijc}\, v_c,$$
+
+which materialises two $L_q \times L_k \times d_h$ tensors: at $L = 512$ and $d_h = 512$ that is 134 million elements each, written to memory and read back.
+
+The inherent cost is smaller: $L_q L_k d_h$ evaluations of $\tanh$ plus as many multiply–adds, and none of it needs to be stored. qkscope's additive scorer works that way (one pair at a time, a length-$d_h$ loop that never leaves registers). Figure 7.2 implements the textbook broadcast version in plain JavaScript next to the fused one from the core, checks that both give the same scores, and times both against scaled dot. Neither number is "the" cost of additive attention; the fair comparison is fused against fused.`,
+    },
+    {
+      id: 'c7-linear',
+      title: 'A cheap scoring function that ignores the query',
+      body: r`Linear concat scores a pair with one weight vector applied to the concatenation, $f(q, k) = w^\top [q; k]$. It is the cheapest scoring function here, and it is often described as merely "weaker". It is worse than that. Split $w$ into its query half and its key half:
+
+$$w^\top [q_i; k_j] = w_q^\top q_i + w_k^\top k_j = a_i + b_j.$$
+
+The first term depends on the row only. Softmax over a row does not change when the same constant is added to the whole row, so it cancels:
+
+$$\frac{e^{a_i + b_j}}{\sum_{j'} e^{a_i + b_{j'}}} = \frac{e^{b_j}}{\sum_{j'} e^{b_{j'}}}.$$
+
+Every query gets the **same** weights: the ranking of the keys is fixed before any query is seen. Figure 7.3 lets you draw new queries: the linear-concat heatmap does not move, while scaled dot product reacts to each new query. Additive attention escapes this only because $\tanh$ sits between the sum and $v$, so the query and key terms no longer separate.`,
+    },
+  ],
+  fig1: {
+    title: 'Figure 7.1. Forward time and memory against L, for each scoring function',
+    caption: r`On the log–log time chart, a slope of 2 means the cost grows like $L^2$: doubling $L$ quadruples the time, for every scoring function once $L$ is large enough. Additive sits well above the others because it calls $\tanh$ $d_h$ times per pair; linear concat and the dot-product family are close together. In the memory chart, the stored score and weight matrices grow like $L^2$ while the inputs and outputs a tiled kernel keeps grow like $L$; the broadcast additive tensor is larger again by a factor $d_h$.`,
+    run: 'Run',
+    running: 'Measuring… {done} of {total}',
+    notRun: 'Nothing measured yet: press Run (about one to three seconds).',
+    done: 'Done: median of {reps} warm runs per point, on this device, just now.',
+    cancelled: 'Settings changed: press Run again.',
+    maxL: 'Largest L',
+    maxLHint: 'Larger L takes longer; 512 is fine on most phones.',
+    d: 'Width d (= d_h for additive)',
+    timeTitle: 'Forward time (median)',
+    timeLabel: 'Forward time in milliseconds against L, log–log, one series per scoring function',
+    memTitle: 'Memory of the big buffers (estimate)',
+    memLabel: 'Estimated memory in megabytes against L, log–log',
+    axisL: 'L = L_q = L_k',
+    axisMs: 'milliseconds',
+    axisMb: 'MB (float32, one head)',
+    memScores: 'S and P stored (2·L²)',
+    memForward: 'forward() copies (4·L²)',
+    memBroadcast: 'broadcast additive (2·L²·d_h)',
+    memTiled: 'tiled kernel: Q, K, V, O (4·L·d)',
+    summary: 'At L = {L}: scaled dot {dot} ms, additive {add} ms, {ratio}× scaled dot.',
+    memNote: 'At L = 4096 one head stores {s} for S and P, against {t} for Q, K, V and O.',
+  },
+  fig2: {
+    title: 'Figure 7.2. Additive attention, broadcast vs fused, against scaled dot',
+    caption: r`The broadcast version computes the same scores (the difference shown is float32 rounding) but writes and reads two $L^2 d_h$ tensors, so its time grows with memory traffic and its memory with $L^2 d_h$. The fused additive scorer does the same arithmetic without storing anything of size $L^2 d_h$. Compare both ratios with the claimed 3–5×: the ratio depends on the implementation far more than on the formula. In PyTorch on one CPU thread at $L = d_h = 512$, the broadcast version measures about 300× scaled dot.`,
+    run: 'Run',
+    maxL: 'Largest L',
+    dh: 'Hidden size d_h',
+    timeTitle: 'Time against L',
+    timeLabel: 'Time in milliseconds against L for broadcast additive, fused additive and scaled dot',
+    ratioTitle: 'Slowdown against scaled dot',
+    ratioLabel: 'Time divided by scaled dot time, per L',
+    axisRatio: '× scaled dot',
+    broadcast: 'additive, broadcast (JS)',
+    fused: 'additive, fused (qkscope)',
+    dot: 'scaled dot (qkscope)',
+    same: 'Same scores: largest |S_broadcast − S_fused| = {diff} at L = {L}; the broadcast tensors took {bytes}.',
+    summary: 'At L = {L}: broadcast {b}× and fused {f}× scaled dot. Claimed: 3–5×.',
+  },
+  fig3: {
+    title: 'Figure 7.3. Linear concat ignores the query',
+    caption: r`Draw new queries: the queries heatmap changes, the scaled-dot weights change, and the linear-concat weights stay exactly where they were, identical in every row. That is the cancellation $a_i + b_j \to b_j$ at work: the score's query term is constant along a row, and softmax removes constants.`,
+    newQueries: 'Draw new queries',
+    querySet: 'Query set',
+    queries: 'Queries Q',
+    lc: 'Weights, linear concat',
+    sd: 'Weights, scaled dot',
+    change: 'Since query set 0, the largest change in the linear-concat weights is {lc}; in the scaled-dot weights, {sd}.',
+  },
+} satisfies ChapterText & Record<string, unknown>;
+
+export type Ch7Text = typeof en;

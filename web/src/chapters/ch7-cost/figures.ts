@@ -1,0 +1,358 @@
+/**
+ * Chapter 7's figures:
+ * - 7.1: forward() time against L for every scoring function (Run button, median of warm
+ *   runs, yielding between runs) and a memory estimate from shapes.
+ * - 7.2: the broadcast additive attention (JS, materialises (L, L, d_h)) against qkscope's
+ *   fused additive and scaled dot; same scores checked, slowdown ratios.
+ * - 7.3: linear concat's weights do not depend on the query (a_i + b_j cancels in softmax).
+ */
+import type { ForwardResult, Matrix, ScoreName } from '../../../../wasm/qkscope.js';
+import { fill } from '../../i18n';
+import { LineChart, type LineSeries } from '../../charts/line';
+import { BarChart } from '../../charts/bars';
+import { Heatmap } from '../../charts/heatmap';
+import { type FigureData, matricesTable } from '../../charts/export';
+import { fixed } from '../../model/format';
+import type { ChapterContext } from '../types';
+import type { Store } from '../shared/store';
+import { h, testId } from '../shared/dom';
+import { FigureFrame } from '../shared/figure';
+import { integer, radios } from '../shared/controls';
+import { type Timing, broadcastAdditive, bytesText, maxAbsDiff, measure, memoryBytes, powersOfTwo, randn } from './model';
+import type { Ch7Spec } from './index';
+import type { Ch7Text } from './en';
+
+type Ctx = ChapterContext<Ch7Text>;
+const REPS = 3;
+const MB = 1024 * 1024;
+
+/** "12.3" / "0.456" / "1 234": 3 significant digits. */
+function sig(x: number): string {
+  if (!Number.isFinite(x)) return '–';
+  return String(Number(x.toPrecision(3))).replace('-', '\u2212');
+}
+
+function controlsBox(ctx: Ctx, ...children: HTMLElement[]): HTMLDivElement {
+  const box = h('div', { className: 'controls' }, ...children);
+  box.setAttribute('role', 'group');
+  box.setAttribute('aria-label', ctx.cat.common.controls);
+  return box;
+}
+
+function scoreLabel(ctx: Ctx, name: string): string {
+  return ctx.cat.scoreLabels[name] ?? ctx.qk.scoreFunctions.find((f) => f.name === name)?.label ?? name;
+}
+
+/** Figure 7.1: time of forward() and memory against L. */
+export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
+  const t = ctx.t.fig1;
+  const names = ctx.qk.scoreFunctions.map((f) => f.name);
+  const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c7-run');
+  const status = testId(h('p', { className: 'hint c7-status', textContent: t.notRun }), 'c7-status');
+  status.setAttribute('aria-live', 'polite');
+  const summary = testId(h('p', { className: 'c7-summary' }), 'c7-summary');
+  const memNote = h('p', { className: 'hint' });
+  const timeChart = new LineChart('c7-time');
+  const memChart = new LineChart('c7-memory');
+  const timeBox = h('div', { className: 'c7-chart', hidden: true }, h('h3', { textContent: t.timeTitle }), timeChart.el);
+  let results: Timing[] = [];
+  let generation = 0;
+
+  const drawMemory = () => {
+    const d = Number(store.get().d);
+    const Ls = powersOfTwo(32, 8192);
+    const m = (pick: (x: ReturnType<typeof memoryBytes>) => number) => Ls.map((L) => ({ x: L, y: pick(memoryBytes(L, d, d)) / MB }));
+    memChart.update({
+      label: t.memLabel,
+      x: { label: t.axisL, scale: 'log', ticks: [32, 128, 512, 2048, 8192] },
+      y: { label: t.axisMb, scale: 'log' },
+      series: [
+        { id: 'broadcast', label: t.memBroadcast, color: 4, points: m((x) => x.broadcast) },
+        { id: 'forward', label: t.memForward, color: 0, points: m((x) => x.forwardCopies) },
+        { id: 'scores', label: t.memScores, color: 1, points: m((x) => x.scoresWeights) },
+        { id: 'tiled', label: t.memTiled, color: 2, dashed: true, points: m((x) => x.tiled) },
+      ],
+      height: 300,
+    });
+    const at = memoryBytes(4096, d, d);
+    memNote.textContent = fill(t.memNote, { s: bytesText(at.scoresWeights), t: bytesText(at.tiled) });
+  };
+
+  const drawTime = () => {
+    if (results.length === 0) {
+      timeBox.hidden = true;
+      summary.textContent = '';
+      return;
+    }
+    timeBox.hidden = false;
+    const series: LineSeries[] = names.map((n, k) => ({
+      id: n, label: scoreLabel(ctx, n), color: k, dashed: n === 'linear_concat',
+      points: results.filter((r) => r.series === n).map((r) => ({ x: r.x, y: Math.max(r.ms, 1e-3) })),
+    })).filter((s) => s.points.length > 0);
+    const Ls = powersOfTwo(32, Number(store.get().maxL));
+    timeChart.update({ label: t.timeLabel, x: { label: t.axisL, scale: 'log', ticks: Ls }, y: { label: t.axisMs, scale: 'log' }, series, height: 320,
+      pointLabel: (s, p) => `${s.label}: L = ${p.x}, ${sig(p.y)} ms` });
+    const lastL = Math.max(...results.filter((r) => r.series === 'scaled_dot').map((r) => r.x));
+    const dot = results.find((r) => r.series === 'scaled_dot' && r.x === lastL);
+    const add = results.find((r) => r.series === 'additive' && r.x === lastL);
+    if (dot && add) {
+      summary.textContent = fill(t.summary, { L: lastL, dot: sig(dot.ms), add: sig(add.ms), ratio: sig(add.ms / Math.max(dot.ms, 1e-6)) });
+      summary.dataset.ratio = String(add.ms / Math.max(dot.ms, 1e-6));
+    } else summary.textContent = '';
+  };
+
+  const run = async () => {
+    const my = ++generation;
+    const s = store.get();
+    const d = Number(s.d);
+    const Ls = powersOfTwo(32, Number(s.maxL));
+    const inputs = new Map(Ls.map((L) => [L, { Q: randn(1, 0, L, d), K: randn(1, 1, L, d), V: randn(1, 2, L, d) }]));
+    results = [];
+    drawTime();
+    runButton.disabled = true;
+    status.dataset.done = 'false';
+    const tasks = Ls.flatMap((L) => names.map((n) => {
+      const { Q, K, V } = inputs.get(L)!;
+      return { series: n, x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: n as ScoreName, hidden: d }) };
+    }));
+    status.textContent = fill(t.running, { done: 0, total: tasks.length });
+    await measure(tasks, REPS, (res, done, total) => {
+      if (my !== generation) return;
+      results.push(res);
+      status.textContent = fill(t.running, { done, total });
+      drawTime();
+    }, () => my !== generation);
+    if (my !== generation) return;
+    runButton.disabled = false;
+    status.textContent = fill(t.done, { reps: REPS });
+    status.dataset.done = 'true';
+  };
+  runButton.addEventListener('click', () => void run());
+
+  const fig = new FigureFrame(ctx.cat, {
+    id: 'figure-c7-time',
+    title: t.title,
+    caption: t.caption,
+    onReset: () => store.reset(['maxL', 'd']),
+    charts: () => [...(results.length ? [{ title: t.timeTitle, parts: timeChart.parts() }] : []), { title: t.memTitle, parts: memChart.parts() }],
+    data: (): FigureData => {
+      const d = Number(store.get().d);
+      return {
+        columns: ['kind', 'series', 'L', 'value', 'unit'],
+        rows: [
+          ...results.map((r) => ['time', r.series, r.x, r.ms, 'ms'] as (string | number)[]),
+          ...powersOfTwo(32, 8192).flatMap((L) => Object.entries(memoryBytes(L, d, d)).map(([k, v]) => ['memory_estimate', k, L, v, 'bytes'])),
+        ],
+        json: { d, repsPerPoint: REPS, userAgent: navigator.userAgent, timings: results, memoryEstimate: powersOfTwo(32, 8192).map((L) => ({ L, ...memoryBytes(L, d, d) })) },
+      };
+    },
+  });
+  const controls = controlsBox(ctx,
+    radios(store, 'maxL', { id: 'c7-maxl', label: t.maxL, options: ['128', '256', '512', '1024'].map((x) => [x, x] as const), hint: t.maxLHint }),
+    radios(store, 'd', { id: 'c7-d', label: t.d, options: ['16', '32', '64'].map((x) => [x, x] as const) }),
+    h('div', { className: 'control c7-run' }, runButton, status));
+  fig.body.append(controls, summary,
+    h('div', { className: 'c7-charts' }, timeBox, h('div', { className: 'c7-chart' }, h('h3', { textContent: t.memTitle }), memChart.el, memNote)));
+  store.on((_, changed) => {
+    if (changed.has('d')) drawMemory();
+    if (changed.has('maxL') || changed.has('d')) {
+      if (runButton.disabled) {
+        generation++;
+        runButton.disabled = false;
+        status.textContent = ctx.t.fig1.cancelled;
+        status.dataset.done = 'false';
+      }
+      results = [];
+      drawTime();
+    }
+  });
+  drawMemory();
+  return fig.el;
+}
+
+/** Figure 7.2: broadcast additive (JS) vs fused additive (core) vs scaled dot (core). */
+export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
+  const t = ctx.t.fig2;
+  const t1 = ctx.t.fig1;
+  const D = 32;
+  const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c7-add-run');
+  const status = testId(h('p', { className: 'hint c7-status', textContent: t1.notRun }), 'c7-add-status');
+  status.setAttribute('aria-live', 'polite');
+  const same = testId(h('p', { className: 'hint' }), 'c7-same');
+  const summary = testId(h('p', { className: 'c7-summary' }), 'c7-add-summary');
+  const timeChart = new LineChart('c7-add-time');
+  const ratioChart = new BarChart('c7-add-ratio');
+  const charts = h('div', { className: 'c7-charts', hidden: true },
+    h('div', { className: 'c7-chart' }, h('h3', { textContent: t.timeTitle }), timeChart.el),
+    h('div', { className: 'c7-chart' }, h('h3', { textContent: t.ratioTitle }), ratioChart.el));
+  let results: Timing[] = [];
+  let check: { L: number; diff: number; bytes: number } | null = null;
+  let generation = 0;
+  const labels: Record<string, string> = { broadcast: t.broadcast, fused: t.fused, dot: t.dot };
+
+  const draw = () => {
+    if (results.length === 0) {
+      charts.hidden = true;
+      summary.textContent = '';
+      same.textContent = '';
+      return;
+    }
+    charts.hidden = false;
+    const Ls = powersOfTwo(16, Number(store.get().addL));
+    const series = (['broadcast', 'fused', 'dot'] as const).map((id, k) => ({
+      id, label: labels[id]!, color: [4, 5, 1][k]!, dashed: id === 'dot',
+      points: results.filter((r) => r.series === id).map((r) => ({ x: r.x, y: Math.max(r.ms, 1e-3) })),
+    }));
+    timeChart.update({ label: t.timeLabel, x: { label: t1.axisL, scale: 'log', ticks: Ls }, y: { label: t1.axisMs, scale: 'log' }, series, height: 300,
+      pointLabel: (s, p) => `${s.label}: L = ${p.x}, ${sig(p.y)} ms` });
+    const ratio = (id: string, L: number) => {
+      const a = results.find((r) => r.series === id && r.x === L);
+      const d = results.find((r) => r.series === 'dot' && r.x === L);
+      return a && d ? a.ms / Math.max(d.ms, 1e-6) : null;
+    };
+    const done = Ls.filter((L) => results.some((r) => r.series === 'dot' && r.x === L));
+    ratioChart.update({
+      label: t.ratioLabel, categories: done.map(String), x: { label: t1.axisL }, y: { label: t.axisRatio, domain: [0, null] },
+      series: [{ id: 'broadcast', label: t.broadcast, color: 4, values: done.map((L) => ratio('broadcast', L)) }, { id: 'fused', label: t.fused, color: 5, values: done.map((L) => ratio('fused', L)) }],
+      height: 300,
+    });
+    const last = done[done.length - 1];
+    const b = last === undefined ? null : ratio('broadcast', last);
+    const f = last === undefined ? null : ratio('fused', last);
+    summary.textContent = last !== undefined && b !== null && f !== null ? fill(t.summary, { L: last, b: sig(b), f: sig(f) }) : '';
+    same.textContent = check ? fill(t.same, { diff: check.diff.toExponential(1).replace('-', '\u2212'), L: check.L, bytes: bytesText(check.bytes) }) : '';
+    if (check) same.dataset.diff = String(check.diff);
+  };
+
+  const run = async () => {
+    const my = ++generation;
+    const s = store.get();
+    const dh = Number(s.dh);
+    const Ls = powersOfTwo(16, Number(s.addL));
+    results = [];
+    check = null;
+    draw();
+    runButton.disabled = true;
+    status.dataset.done = 'false';
+    const params = ctx.qk.initParams('additive', D, D, dh, 0);
+    const p = { W_q: params.W_q!, W_k: params.W_k!, v: params.v!, b: params.b! };
+    const inputs = new Map(Ls.map((L) => [L, { Q: randn(2, 0, L, D), K: randn(2, 1, L, D), V: randn(2, 2, L, D) }]));
+    const tasks = Ls.flatMap((L) => {
+      const { Q, K, V } = inputs.get(L)!;
+      return [
+        { series: 'dot', x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: 'scaled_dot' }) },
+        { series: 'fused', x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: 'additive', params }) },
+        { series: 'broadcast', x: L, run: () => void broadcastAdditive(Q, K, V, p) },
+      ];
+    });
+    /** Same scores? Checked outside the timed runs, at each L once its broadcast run is timed. */
+    const verify = (L: number) => {
+      const { Q, K, V } = inputs.get(L)!;
+      const out = broadcastAdditive(Q, K, V, p);
+      const core = ctx.qk.forward({ query: Q, key: K, value: V, score: 'additive', params });
+      check = { L, diff: maxAbsDiff(out.scores.data, core.rawScores.data), bytes: out.tensorBytes };
+    };
+    status.textContent = fill(t1.running, { done: 0, total: tasks.length });
+    await measure(tasks, REPS, (res, done, total) => {
+      if (my !== generation) return;
+      results.push(res);
+      if (res.series === 'broadcast') verify(res.x);
+      status.textContent = fill(t1.running, { done, total });
+      draw();
+    }, () => my !== generation);
+    if (my !== generation) return;
+    runButton.disabled = false;
+    status.textContent = fill(t1.done, { reps: REPS });
+    status.dataset.done = 'true';
+  };
+  runButton.addEventListener('click', () => void run());
+
+  const fig = new FigureFrame(ctx.cat, {
+    id: 'figure-c7-additive',
+    title: t.title,
+    caption: t.caption,
+    onReset: () => store.reset(['addL', 'dh']),
+    charts: () => (results.length ? [{ title: t.timeTitle, parts: timeChart.parts() }, { title: t.ratioTitle, parts: ratioChart.parts() }] : []),
+    data: () => ({
+      columns: ['series', 'L', 'ms', 'runs'],
+      rows: results.map((r) => [r.series, r.x, r.ms, r.runs]),
+      json: { d: D, dh: Number(store.get().dh), timings: results, sameScores: check },
+    }),
+  });
+  const controls = controlsBox(ctx,
+    radios(store, 'addL', { id: 'c7-addl', label: t.maxL, options: ['64', '128', '256'].map((x) => [x, x] as const) }),
+    radios(store, 'dh', { id: 'c7-dh', label: t.dh, options: ['16', '32', '64'].map((x) => [x, x] as const) }),
+    h('div', { className: 'control c7-run' }, runButton, status));
+  fig.body.append(controls, summary, same, charts);
+  store.on((_, changed) => {
+    if (changed.has('addL') || changed.has('dh')) {
+      if (runButton.disabled) {
+        generation++;
+        runButton.disabled = false;
+        status.textContent = t1.cancelled;
+        status.dataset.done = 'false';
+      }
+      results = [];
+      check = null;
+      draw();
+    }
+  });
+  return fig.el;
+}
+
+/** Figure 7.3: linear concat's weights are the same for every query. */
+export function linearConcatFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
+  const t = ctx.t.fig3;
+  const c = ctx.cat.common;
+  const LQ = 4;
+  const LK = 6;
+  const D = 4;
+  const K = randn(7, 1, LK, D);
+  const V = randn(7, 2, LK, D);
+  const queries = (set: number): Matrix => {
+    const m = randn(1000 + set, 0, LQ, D);
+    for (let k = 0; k < m.data.length; k++) m.data[k] = Math.round(m.data[k]! * 150) / 100;
+    return m;
+  };
+  const run = (score: ScoreName, Q: Matrix): ForwardResult => ctx.qk.forward({ query: Q, key: K, value: V, score, seed: 3 });
+  const base = { lc: run('linear_concat', queries(0)), sd: run('scaled_dot', queries(0)) };
+  const qHm = new Heatmap('c7-queries');
+  const lcHm = new Heatmap('c7-lc-weights');
+  const sdHm = new Heatmap('c7-sd-weights');
+  const note = testId(h('p', { className: 'c7-summary' }), 'c7-lc-change');
+  const next = testId(h('button', { type: 'button', className: 'button', textContent: t.newQueries }), 'c7-new-queries');
+  next.addEventListener('click', () => store.set({ qset: (store.get().qset + 1) % 1000 }));
+  let cur = base;
+  let Q = queries(0);
+
+  const cellLabel = (name: string, col: string) => (i: number, j: number, value: string) => `${name}: ${fill(c.cellLabel, { row: c.axisQuery, i, col, j, value })}`;
+  const draw = () => {
+    Q = queries(store.get().qset);
+    cur = { lc: run('linear_concat', Q), sd: run('scaled_dot', Q) };
+    qHm.update({ values: Q, palette: 'diverging', decimals: 2, rowAxis: c.axisQuery, colAxis: c.axisDim, label: t.queries, cellLabel: cellLabel(t.queries, c.axisDim), maskedText: c.maskedCell, legendTitle: c.legendValue });
+    for (const [hm, r, name] of [[lcHm, cur.lc, t.lc], [sdHm, cur.sd, t.sd]] as const)
+      hm.update({ values: r.weights, palette: 'unit', decimals: 3, rowAxis: c.axisQuery, colAxis: c.axisKey, label: name, cellLabel: cellLabel(name, c.axisKey), maskedText: c.maskedCell, legendTitle: c.legendWeight });
+    const dl = maxAbsDiff(cur.lc.weights.data, base.lc.weights.data);
+    const ds = maxAbsDiff(cur.sd.weights.data, base.sd.weights.data);
+    const show = (x: number) => (x === 0 ? '0' : x < 1e-5 ? x.toExponential(1).replace('-', '\u2212') : fixed(x, 3));
+    note.textContent = fill(t.change, { lc: show(dl), sd: show(ds) });
+    note.dataset.lc = String(dl);
+    note.dataset.sd = String(ds);
+  };
+
+  const fig = new FigureFrame(ctx.cat, {
+    id: 'figure-c7-linear',
+    title: t.title,
+    caption: t.caption,
+    onReset: () => store.reset(['qset']),
+    charts: () => [{ title: t.queries, parts: qHm.parts() }, { title: t.lc, parts: lcHm.parts() }, { title: t.sd, parts: sdHm.parts() }],
+    data: () => matricesTable([['queries', Q], ['weights_linear_concat', cur.lc.weights], ['weights_scaled_dot', cur.sd.weights]]),
+  });
+  const controls = controlsBox(ctx,
+    h('div', { className: 'control c7-run' }, integer(store, 'qset', { id: 'c7-qset', label: t.querySet, min: 0, max: 999 }), next));
+  const panel = (title: string, el: HTMLElement) => h('div', { className: 'c7-panel' }, h('h3', { textContent: title }), el);
+  fig.body.append(controls, note, h('div', { className: 'c7-grid' }, panel(t.queries, qHm.el), panel(t.lc, lcHm.el), panel(t.sd, sdHm.el)));
+  store.on((_, changed) => changed.has('qset') && draw());
+  draw();
+  return fig.el;
+}

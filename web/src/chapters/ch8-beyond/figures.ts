@@ -1,0 +1,292 @@
+/**
+ * Chapter 8's figures:
+ * - 8.1: softmax weights (forward()) next to the weights linear attention implies (elu + 1 or
+ *   FAVOR+), relative output error against m, causal via prefix sums.
+ * - 8.2: time against L: softmax in the core and in JS, linear elu + 1 and FAVOR+ (Run button).
+ * - 8.3: top-k (topk_softmax) and sliding window + global tokens (mask) through forward():
+ *   error against full softmax and the fraction of pairs kept.
+ */
+import type { ForwardResult, Matrix } from '../../../../wasm/qkscope.js';
+import { fill } from '../../i18n';
+import { LineChart, type LineSeries } from '../../charts/line';
+import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
+import { type FigureData, matricesTable } from '../../charts/export';
+import { fixed } from '../../model/format';
+import type { ChapterContext } from '../types';
+import type { Store } from '../shared/store';
+import { h, testId } from '../shared/dom';
+import { FigureFrame } from '../shared/figure';
+import { checkbox, integer, radios, slider } from '../shared/controls';
+import { type Timing, measure } from '../ch7-cost/model';
+import { eluFeatures, favorFeatures, impliedWeights, linearAttention, powersOfTwo, randn, relError, softmaxAttentionJs, windowGlobalMask } from './model';
+import type { Ch8Spec } from './index';
+import type { Ch8Text } from './en';
+
+type Ctx = ChapterContext<Ch8Text>;
+const REPS = 3;
+
+function sig(x: number): string {
+  if (!Number.isFinite(x)) return '–';
+  if (x !== 0 && Math.abs(x) < 1e-3) return x.toExponential(1).replace('-', '\u2212');
+  return String(Number(x.toPrecision(3)));
+}
+
+function controlsBox(ctx: Ctx, ...children: HTMLElement[]): HTMLDivElement {
+  const box = h('div', { className: 'controls' }, ...children);
+  box.setAttribute('role', 'group');
+  box.setAttribute('aria-label', ctx.cat.common.controls);
+  return box;
+}
+
+function weightsSpec(ctx: Ctx, values: Matrix, label: string, masked?: (i: number, j: number) => boolean): HeatmapSpec {
+  const c = ctx.cat.common;
+  return {
+    values, masked, palette: 'unit', decimals: 2, rowAxis: c.axisQuery, colAxis: c.axisKey, label,
+    cellLabel: (i, j, value) => `${label}: ${fill(c.cellLabel, { row: c.axisQuery, i, col: c.axisKey, j, value })}`,
+    maskedText: c.maskedCell, legendTitle: c.legendWeight, maskedLegend: masked ? c.maskedCell : undefined,
+  };
+}
+
+const panel = (title: HTMLElement | string, el: HTMLElement) => h('div', { className: 'c8-panel' }, typeof title === 'string' ? h('h3', { textContent: title }) : title, el);
+
+/** Figure 8.1: linear attention (elu + 1, FAVOR+) against softmax. */
+export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
+  const t = ctx.t.fig1;
+  const L = 8;
+  const D = 8;
+  const softHm = new Heatmap('c8-softmax');
+  const approxHm = new Heatmap('c8-approx');
+  softHm.onCellFocus = (cell) => approxHm.highlight(cell);
+  approxHm.onCellFocus = (cell) => softHm.highlight(cell);
+  const approxTitle = h('h3');
+  const chart = new LineChart('c8-error');
+  const summary = testId(h('p', { className: 'c8-summary' }), 'c8-lin-summary');
+  let last: { soft: ForwardResult; approx: Matrix; errors: { m: number; err: number }[]; eluErr: number; favorErr: number } | null = null;
+
+  const draw = () => {
+    const s = store.get();
+    const Q = randn(s.seed, 0, L, D, s.sigma);
+    const K = randn(s.seed, 1, L, D, s.sigma);
+    const V = randn(s.seed, 2, L, D);
+    const soft = ctx.qk.forward({ query: Q, key: K, value: V, score: 'scaled_dot', causal: s.causal });
+    const err = (phi: ReturnType<typeof eluFeatures>) => relError(linearAttention(Q, K, V, phi, s.causal).data, soft.output.data);
+    const elu = eluFeatures();
+    const fav = favorFeatures(s.seed, s.m, D);
+    const phi = s.map === 'elu' ? elu : fav;
+    const approx = impliedWeights(Q, K, phi, s.causal);
+    const errors = powersOfTwo(4, 4096).map((m) => ({ m, err: err(favorFeatures(s.seed, m, D)) }));
+    last = { soft, approx, errors, eluErr: err(elu), favorErr: err(fav) };
+    const masked = s.causal ? (i: number, j: number) => j > i : undefined;
+    softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
+    approxTitle.textContent = fill(t.approxTitle, { map: s.map === 'elu' ? t.elu : `${t.favor}, m = ${s.m}` });
+    approxHm.update(weightsSpec(ctx, approx, approxTitle.textContent, masked));
+    const series: LineSeries[] = [
+      { id: 'favor', label: t.seriesFavor, color: 1, points: errors.map((e) => ({ x: e.m, y: Math.max(e.err, 1e-6) })) },
+      { id: 'elu', label: t.seriesElu, color: 2, dashed: true, markers: false, points: [4, 4096].map((m) => ({ x: m, y: Math.max(last!.eluErr, 1e-6) })) },
+    ];
+    chart.update({ label: t.errorLabel, x: { label: t.axisM, scale: 'log', ticks: [4, 16, 64, 256, 1024, 4096] }, y: { label: t.axisErr, scale: 'log' }, series, height: 280,
+      marker: { x: s.m, label: fill(t.marker, { m: s.m }) } });
+    summary.textContent = fill(t.summary, { elu: fixed(last.eluErr, 3), m: s.m, favor: fixed(last.favorErr, 3) });
+    summary.dataset.elu = String(last.eluErr);
+    summary.dataset.favor = String(last.favorErr);
+    summary.dataset.curve = JSON.stringify(errors.map((e) => e.err));
+  };
+
+  const fig = new FigureFrame(ctx.cat, {
+    id: 'figure-c8-linear',
+    title: t.title,
+    caption: t.caption,
+    onReset: () => store.reset(['map', 'm', 'sigma', 'causal', 'seed']),
+    charts: () => [{ title: t.softmaxTitle, parts: softHm.parts() }, { title: approxTitle.textContent ?? '', parts: approxHm.parts() }, { title: t.errorTitle, parts: chart.parts() }],
+    data: (): FigureData => {
+      const tbl = matricesTable([['softmax', last!.soft.weights], ['linear', last!.approx]]);
+      return { ...tbl, json: { settings: store.get(), weights: tbl, favorErrorByM: last!.errors, eluError: last!.eluErr } };
+    },
+  });
+  fig.body.append(
+    controlsBox(ctx,
+      radios(store, 'map', { id: 'c8-map', label: t.map, options: [['elu', t.elu], ['favor', t.favor]] }),
+      slider(store, 'm', { id: 'c8-m', label: t.m, min: 4, max: 1024, step: 0.05, scale: 'log', format: (v) => String(v), hint: t.mHint }),
+      slider(store, 'sigma', { id: 'c8-sigma', label: t.sigma, min: 0.25, max: 2, step: 0.05, format: (v) => fixed(v, 2), hint: t.sigmaHint }),
+      checkbox(store, 'causal', { id: 'c8-causal', label: t.causal }),
+      integer(store, 'seed', { id: 'c8-seed', label: ctx.cat.common.seed, min: 0, max: 999_999 })),
+    summary,
+    h('div', { className: 'c8-grid' }, panel(t.softmaxTitle, softHm.el), panel(approxTitle, approxHm.el), panel(t.errorTitle, chart.el)));
+  store.on((_, ch) => ['map', 'm', 'sigma', 'causal', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
+  ctx.whenVisible(fig.el, draw);
+  return fig.el;
+}
+
+/** Figure 8.2: time against L. */
+export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
+  const t = ctx.t.fig2;
+  const D = 32;
+  const M = 64;
+  const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c8-run');
+  const status = testId(h('p', { className: 'hint c8-status', textContent: t.notRun }), 'c8-status');
+  status.setAttribute('aria-live', 'polite');
+  const summary = testId(h('p', { className: 'c8-summary' }), 'c8-time-summary');
+  const chart = new LineChart('c8-time');
+  const box = h('div', { className: 'c8-chart', hidden: true }, chart.el);
+  const labels: Record<string, string> = { core: t.core, js: t.js, elu: t.elu, favor: t.favor };
+  let results: Timing[] = [];
+  let generation = 0;
+
+  const draw = () => {
+    box.hidden = results.length === 0;
+    if (box.hidden) {
+      summary.textContent = '';
+      return;
+    }
+    const Ls = powersOfTwo(64, Number(store.get().maxL));
+    chart.update({
+      label: t.label, x: { label: t.axisL, scale: 'log', ticks: Ls }, y: { label: t.axisMs, scale: 'log' }, height: 320,
+      series: ['core', 'js', 'elu', 'favor'].map((id, k) => ({ id, label: labels[id]!, color: [0, 1, 2, 3][k], dashed: id === 'elu' || id === 'favor',
+        points: results.filter((r) => r.series === id).map((r) => ({ x: r.x, y: Math.max(r.ms, 1e-3) })) })),
+      pointLabel: (s, p) => `${s.label}: L = ${p.x}, ${sig(p.y)} ms`,
+    });
+    const lastL = Math.max(...results.filter((r) => r.series === 'elu').map((r) => r.x));
+    const exact = results.find((r) => r.series === 'js' && r.x === lastL);
+    const lin = results.find((r) => r.series === 'elu' && r.x === lastL);
+    summary.textContent = exact && lin ? fill(t.summary, { L: lastL, exact: sig(exact.ms), lin: sig(lin.ms) }) : '';
+  };
+
+  const run = async () => {
+    const my = ++generation;
+    const Ls = powersOfTwo(64, Number(store.get().maxL));
+    results = [];
+    draw();
+    runButton.disabled = true;
+    status.dataset.done = 'false';
+    const elu = eluFeatures();
+    const fav = favorFeatures(5, M, D);
+    const tasks = Ls.flatMap((L) => {
+      const Q = randn(5, 0, L, D);
+      const K = randn(5, 1, L, D);
+      const V = randn(5, 2, L, D);
+      return [
+        { series: 'core', x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: 'scaled_dot' }) },
+        { series: 'js', x: L, run: () => void softmaxAttentionJs(Q, K, V) },
+        { series: 'elu', x: L, run: () => void linearAttention(Q, K, V, elu) },
+        { series: 'favor', x: L, run: () => void linearAttention(Q, K, V, fav) },
+      ];
+    });
+    status.textContent = fill(t.running, { done: 0, total: tasks.length });
+    await measure(tasks, REPS, (res, done, total) => {
+      if (my !== generation) return;
+      results.push(res);
+      status.textContent = fill(t.running, { done, total });
+      draw();
+    }, () => my !== generation);
+    if (my !== generation) return;
+    runButton.disabled = false;
+    status.textContent = fill(t.done, { reps: REPS });
+    status.dataset.done = 'true';
+  };
+  runButton.addEventListener('click', () => void run());
+
+  const fig = new FigureFrame(ctx.cat, {
+    id: 'figure-c8-time',
+    title: t.title,
+    caption: t.caption,
+    onReset: () => store.reset(['maxL']),
+    charts: () => (results.length ? [{ parts: chart.parts() }] : []),
+    data: () => ({ columns: ['series', 'L', 'ms', 'runs'], rows: results.map((r) => [r.series, r.x, r.ms, r.runs]), json: { d: D, m: M, timings: results } }),
+  });
+  fig.body.append(
+    controlsBox(ctx,
+      radios(store, 'maxL', { id: 'c8-maxl', label: t.maxL, options: ['256', '512', '1024', '2048'].map((x) => [x, x] as const) }),
+      h('div', { className: 'control c8-run' }, runButton, status)),
+    summary, box);
+  store.on((_, ch) => {
+    if (!ch.has('maxL')) return;
+    if (runButton.disabled) {
+      generation++;
+      runButton.disabled = false;
+      status.textContent = t.cancelled;
+      status.dataset.done = 'false';
+    }
+    results = [];
+    draw();
+  });
+  return fig.el;
+}
+
+/** Figure 8.3: top-k and window + global sparsity through forward(). */
+export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
+  const t = ctx.t.fig3;
+  const L = 16;
+  const D = 8;
+  const fullHm = new Heatmap('c8-full');
+  const sparseHm = new Heatmap('c8-sparse');
+  fullHm.onCellFocus = (cell) => sparseHm.highlight(cell);
+  sparseHm.onCellFocus = (cell) => fullHm.highlight(cell);
+  const chart = new LineChart('c8-sparse-error');
+  const summary = testId(h('p', { className: 'c8-summary' }), 'c8-sparse-summary');
+  let cur: { full: ForwardResult; sparse: ForwardResult; kept: number; scored: number; err: number; dw: number } | null = null;
+
+  const compute = (seed: number, pattern: 'topk' | 'window', k: number, w: number, g: number) => {
+    const Q = randn(seed, 10, L, D);
+    const K = randn(seed, 11, L, D);
+    const V = randn(seed, 12, L, D);
+    const full = ctx.qk.forward({ query: Q, key: K, value: V });
+    const sparse = pattern === 'topk'
+      ? ctx.qk.forward({ query: Q, key: K, value: V, normalizer: 'topk_softmax', topK: k })
+      : ctx.qk.forward({ query: Q, key: K, value: V, mask: windowGlobalMask(L, w, g) });
+    let keptPairs = 0;
+    let dw = 0;
+    for (let n = 0; n < L * L; n++) {
+      if (pattern === 'topk' ? sparse.weights.data[n]! > 0 : sparse.maskedScores.data[n] !== -Infinity) keptPairs++;
+      dw = Math.max(dw, Math.abs(sparse.weights.data[n]! - full.weights.data[n]!));
+    }
+    const kept = keptPairs / (L * L);
+    return { full, sparse, kept, scored: pattern === 'topk' ? 1 : kept, err: relError(sparse.output.data, full.output.data), dw };
+  };
+
+  const draw = () => {
+    const s = store.get();
+    cur = compute(s.seed, s.pattern, s.k, s.w, s.g);
+    const c = cur;
+    fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
+    const masked = (i: number, j: number) => (s.pattern === 'topk' ? c.sparse.weights.data[i * L + j] === 0 : c.sparse.maskedScores.data[i * L + j] === -Infinity);
+    sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}`}`, masked));
+    const topk = Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0));
+    const win = Array.from({ length: L }, (_, n) => compute(s.seed, 'window', 1, n, s.g));
+    chart.update({
+      label: t.chartLabel, x: { label: t.axisFrac, domain: [0, 1] }, y: { label: t.axisErr, domain: [0, null] }, height: 280,
+      series: [
+        { id: 'topk', label: t.seriesTopk, color: 1, points: topk.map((r) => ({ x: r.kept, y: r.err })) },
+        { id: 'window', label: fill(t.seriesWindow, { g: s.g }), color: 2, dashed: true, points: win.map((r) => ({ x: r.kept, y: r.err })) },
+      ],
+      marker: { x: c.kept, label: t.current },
+    });
+    const pct = (x: number) => `${fixed(100 * x, 0)}%`;
+    summary.textContent = fill(t.summary, { kept: pct(c.kept), scored: pct(c.scored), err: fixed(c.err, 3), dw: fixed(c.dw, 3) });
+    summary.dataset.kept = String(c.kept);
+    summary.dataset.scored = String(c.scored);
+    summary.dataset.err = String(c.err);
+  };
+
+  const fig = new FigureFrame(ctx.cat, {
+    id: 'figure-c8-sparse',
+    title: t.title,
+    caption: t.caption,
+    onReset: () => store.reset(['pattern', 'k', 'w', 'g']),
+    charts: () => [{ title: t.fullTitle, parts: fullHm.parts() }, { title: t.sparseTitle, parts: sparseHm.parts() }, { parts: chart.parts() }],
+    data: () => {
+      const tbl = matricesTable([['full', cur!.full.weights], ['sparse', cur!.sparse.weights]]);
+      return { ...tbl, json: { settings: store.get(), keptFraction: cur!.kept, scoredFraction: cur!.scored, relativeOutputError: cur!.err, weights: tbl } };
+    },
+  });
+  fig.body.append(
+    controlsBox(ctx,
+      radios(store, 'pattern', { id: 'c8-pattern', label: t.pattern, options: [['topk', t.topk], ['window', t.window]] }),
+      slider(store, 'k', { id: 'c8-k', label: t.k, min: 1, max: L, step: 1 }),
+      slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 }),
+      slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 })),
+    summary,
+    h('div', { className: 'c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.axisErr, chart.el)));
+  store.on((_, ch) => ['pattern', 'k', 'w', 'g', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
+  ctx.whenVisible(fig.el, draw);
+  return fig.el;
+}
