@@ -1,10 +1,15 @@
-// qkscope_bench — validate, then time the tiled attention kernels (core/include/qkscope/tiled/)
-// against this machine's single-core Eigen GEMM and the naive core path, measured in the
-// same run. Validation uses the test suite's one tolerance rule (tests/core/support/compare.hpp):
-// max|fast - ref64| <= 2 max|naive32 - ref64| + 1e-6 (1 + max|ref64|), on a query slice.
-//   qkscope_bench [--preset bert-base|gpt2|llama-7b|additive] [--score S] [--backward]
-//                 [--threads N] [--heads H] [--batch B] [--len L] [--dim D] [--repeats R]
-//                 [--block N] [--json FILE] [--csv FILE]
+// qkscope_bench — measure peak memory, validate, then time the tiled attention kernels
+// (core/include/qkscope/tiled/) against this machine's single-core Eigen GEMM (timed
+// interleaved with the kernel, in the same process, so load hits both alike) and the
+// naive core path. Validation uses the test suite's one tolerance rule
+// (tests/core/support/compare.hpp): max|fast - ref64| <= 2 max|naive32 - ref64| +
+// 1e-6 (1 + max|ref64|), on a query slice of head 0.
+//   qkscope_bench [--preset bert-base|gpt2|llama-7b|additive|long] [--score S] [--backward]
+//                 [--threads N] [--batch B] [--heads H] [--len L] [--dim D] [--dh D_H]
+//                 [--causal 0|1] [--repeats R] [--block-q N] [--block-k N] [--naive 0|1]
+//                 [--mem-budget MB] [--json FILE] [--csv FILE]
+// --threads 0 (the default) uses every core; the work is split over batch x heads x query
+// tiles. "% of GEMM" compares with a single-core GEMM, so it means something at --threads 1.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +18,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "qkscope/qkscope.hpp"
@@ -27,64 +33,74 @@ namespace {
 
 struct Config {
   std::string preset = "bert-base", score = "scaled_dot";
-  long batch = 1, heads = 12, len = 512, dim = 64, d_h = 0, repeats = 5, block = 64;
-  int threads = 1;
+  long batch = 1, heads = 12, len = 512, dim = 64, d_h = 0, repeats = 5, block_q = 64, block_k = 256;
+  long mem_budget_mb = 0;
+  int threads = 0, naive = -1;  // naive: -1 = when its (L, L) matrices are small
   bool causal = false, backward = false;
   std::string json, csv;
 };
+
+const char* const kUsage =
+    "usage: qkscope_bench [--preset bert-base|gpt2|llama-7b|additive|long] [--score S] [--backward]\n"
+    "                     [--threads N (0 = all cores)] [--batch B] [--heads H] [--len L] [--dim D]\n"
+    "                     [--dh D_H] [--causal 0|1] [--repeats R] [--block-q N] [--block-k N]\n"
+    "                     [--naive 0|1] [--mem-budget MB] [--json FILE] [--csv FILE]\n";
 
 [[noreturn]] void die(const std::string& msg) {
   std::cerr << "qkscope_bench: " << msg << "\n";
   std::exit(2);
 }
 
-long to_long(const std::string& flag, const char* v) {
+long to_long(const std::string& flag, const std::string& v) {
   char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (!*v || *end) die(flag + " expects an integer, got '" + v + "'");
+  const long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end) die(flag + " expects an integer, got '" + v + "'");
   return x;
 }
 
 Config parse(int argc, char** argv) {
   Config c;
-  std::map<std::string, std::string> opt;
+  std::vector<std::pair<std::string, std::string>> opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--backward") { c.backward = true; continue; }
-    if (a == "--help" || a == "-h") {
-      std::cout << "usage: qkscope_bench [--preset bert-base|gpt2|llama-7b|additive] [--score S] "
-                   "[--backward] [--threads N] [--heads H] [--batch B] [--len L] [--dim D] "
-                   "[--repeats R] [--block N] [--json FILE] [--csv FILE]\n";
-      std::exit(0);
-    }
+    if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(0); }
     if (a.rfind("--", 0) != 0 || i + 1 >= argc) die("unknown or incomplete option '" + a + "' (see --help)");
-    opt[a] = argv[++i];
+    if (a == "--preset") c.preset = argv[++i];
+    else opt.push_back({a, argv[++i]});
   }
-  if (opt.count("--preset")) c.preset = opt["--preset"];
   if (c.preset == "bert-base") { c.heads = 12; c.len = 512; c.dim = 64; }
   else if (c.preset == "gpt2") { c.heads = 12; c.len = 1024; c.dim = 64; c.causal = true; }
   else if (c.preset == "llama-7b") { c.heads = 32; c.len = 4096; c.dim = 128; c.causal = true; }
   else if (c.preset == "additive") { c.heads = 1; c.len = 512; c.dim = 512; c.d_h = 512; c.score = "additive"; }
-  else die("unknown preset '" + c.preset + "' (known: bert-base, gpt2, llama-7b, additive)");
+  else if (c.preset == "long") {  // issue #4: L = 16384 forward + backward in < 200 MB
+    c.heads = 1; c.len = 16384; c.dim = 64; c.backward = true; c.repeats = 1; c.mem_budget_mb = 200;
+  } else die("unknown preset '" + c.preset + "' (known: bert-base, gpt2, llama-7b, additive, long)");
   for (const auto& [k, v] : opt) {
-    if (k == "--preset") continue;
-    else if (k == "--score") c.score = v;
+    if (k == "--score") c.score = v;
     else if (k == "--json") c.json = v;
     else if (k == "--csv") c.csv = v;
-    else if (k == "--threads") c.threads = int(to_long(k, v.c_str()));
-    else if (k == "--heads") c.heads = to_long(k, v.c_str());
-    else if (k == "--batch") c.batch = to_long(k, v.c_str());
-    else if (k == "--len") c.len = to_long(k, v.c_str());
-    else if (k == "--dim") c.dim = to_long(k, v.c_str());
-    else if (k == "--repeats") c.repeats = to_long(k, v.c_str());
-    else if (k == "--block") c.block = to_long(k, v.c_str());
+    else if (k == "--threads") c.threads = int(to_long(k, v));
+    else if (k == "--heads") c.heads = to_long(k, v);
+    else if (k == "--batch") c.batch = to_long(k, v);
+    else if (k == "--len") c.len = to_long(k, v);
+    else if (k == "--dim") c.dim = to_long(k, v);
+    else if (k == "--dh") c.d_h = to_long(k, v);
+    else if (k == "--causal") c.causal = to_long(k, v) != 0;
+    else if (k == "--naive") c.naive = to_long(k, v) != 0;
+    else if (k == "--repeats") c.repeats = to_long(k, v);
+    else if (k == "--block-q") c.block_q = to_long(k, v);
+    else if (k == "--block-k") c.block_k = to_long(k, v);
+    else if (k == "--block") c.block_q = c.block_k = to_long(k, v);
+    else if (k == "--mem-budget") c.mem_budget_mb = to_long(k, v);
     else die("unknown option '" + k + "' (see --help)");
   }
   if (c.score == "additive" && c.d_h == 0) c.d_h = c.dim;
   for (auto [name, v] : {std::pair{"--heads", c.heads}, {"--batch", c.batch}, {"--len", c.len},
-                         {"--dim", c.dim}, {"--repeats", c.repeats}, {"--block", c.block}})
+                         {"--dim", c.dim}, {"--repeats", c.repeats}, {"--block-q", c.block_q},
+                         {"--block-k", c.block_k}})
     if (v < 1) die(std::string(name) + " must be >= 1, got " + std::to_string(v));
-  if (c.threads < 1) die("--threads must be >= 1, got " + std::to_string(c.threads));
+  if (c.threads < 0) die("--threads must be >= 0 (0 = all cores), got " + std::to_string(c.threads));
   bool known = false;
   for (const auto& i : score_infos()) known = known || c.score == i.name;
   if (!known) die("unknown score '" + c.score + "'");
@@ -98,6 +114,21 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+std::string loadavg() {  // "1-min 5-min 15-min"
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+/// A field of /proc/self/status in MB (VmRSS: now, VmHWM: peak since start), -1 if unknown.
+double status_mb(const std::string& key) {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
+  return -1;
+}
+
 double mem_available_bytes() {
   std::ifstream f("/proc/meminfo");
   for (std::string k; f >> k;) {
@@ -109,17 +140,13 @@ double mem_available_bytes() {
   return 4e9;
 }
 
-template <class Fn>
-double median_ms(long repeats, Fn&& fn) {
-  fn();  // warm
-  std::vector<double> t;
-  for (long r = 0; r < repeats; ++r) {
-    const auto t0 = Clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -131,18 +158,13 @@ int main(int argc, char** argv) try {
   if (bytes > 0.5 * mem_available_bytes())
     die("inputs need " + std::to_string(bytes / 1e9) + " GB, more than half the available memory; "
         "reduce --heads, --batch or --len");
-  const bool naive_fits = 4.0 * 6 * L * L < 0.4 * mem_available_bytes();
-  std::cout << "CPU: " << cpu_model() << "\n";
+  const bool run_naive = c.naive >= 0 ? c.naive == 1 : (L <= 4096 && 4.0 * 6 * L * L < 0.4 * mem_available_bytes());
+  const int threads = tiled::detail::resolve_threads(c.threads);
+  const std::string load_start = loadavg();
+  std::cout << "CPU: " << cpu_model() << ", " << std::thread::hardware_concurrency() << " cores; load average "
+            << load_start << "\n";
 
-  // 1. This machine's single-core Eigen GEMM, 512^3.
-  std::cerr << "[1/4] timing Eigen GEMM 512^3 (single thread)\n";
-  Eigen::setNbThreads(1);
-  Matrix A = Matrix::Random(512, 512), B = Matrix::Random(512, 512), Cm(512, 512);
-  const double gemm_ms = median_ms(std::max(3L, c.repeats), [&] { Cm.noalias() = A * B; });
-  const double gemm_gflops = 2.0 * 512 * 512 * 512 / (gemm_ms * 1e6);
-  std::cout << "Eigen GEMM 512^3: " << gemm_ms << " ms, " << gemm_gflops << " GFLOP/s (single core)\n";
-
-  // 2. Inputs: one seeded (Q, K, V) per head.
+  // Inputs: one seeded (Q, K, V) per (sequence, head); one dO shared by all heads.
   detail::Rng rng(1);
   auto randn = [&](long r, long k) {
     Matrix m(r, k);
@@ -155,17 +177,37 @@ int main(int argc, char** argv) try {
     Ks.push_back(randn(L, d));
     Vs.push_back(randn(L, d));
   }
+  const Matrix dO = randn(L, d);
   const auto p32 = init_params<float>(c.score, d, d, c.d_h ? c.d_h : 1, 7);
   AttentionConfig<float> cfg;
   cfg.score = c.score;
   cfg.mask.causal = c.causal;
-  const tiled::TiledOptions opt{c.block, c.block, c.threads};
+  const tiled::TiledOptions opt{c.block_q, c.block_k, c.threads};
+  std::vector<tiled::HeadInputs<float>> heads;
+  std::vector<const Matrix*> dOs;
+  for (long h = 0; h < n_heads; ++h) {
+    heads.push_back({&Qs[h], &Ks[h], &Vs[h]});
+    dOs.push_back(&dO);
+  }
+  std::vector<tiled::TiledResult<float>> outs;
+  auto run_tiled = [&] {
+    outs = tiled::attention_forward_batch<float>(heads, p32, cfg, opt);
+    if (c.backward) (void)tiled::attention_backward_batch<float>(heads, p32, cfg, outs, dOs, opt);
+  };
 
-  // 3. Validate on the first n_val queries of head 0 (full keys; top-left causal rows are
+  // 1. Peak memory of one call, measured first so nothing else has raised the high-water mark.
+  std::cerr << "[1/5] peak memory of one tiled " << (c.backward ? "forward+backward" : "forward") << "\n";
+  const double rss_before = status_mb("VmRSS");
+  run_tiled();
+  const double rss_peak = status_mb("VmHWM");
+  std::cout << "memory: peak RSS " << rss_peak << " MB for the whole process (inputs "
+            << bytes / 1048576.0 << " MB, RSS before the call " << rss_before << " MB, extra "
+            << rss_peak - rss_before << " MB)\n";
+
+  // 2. Validate on the first n_val queries of head 0 (full keys; top-left causal rows are
   //    the same in the slice). Additive's plain-loop reference costs d_h (d_q + d_k) per pair.
   const long n_val = std::min<long>(L, c.score == "additive" ? 8 : 64);
-  std::cerr << "[2/4] validating against the double reference on the first " << n_val << " queries\n";
-  const auto full = tiled::attention_forward<float>(Qs[0], Ks[0], Vs[0], p32, cfg, opt);
+  std::cerr << "[2/5] validating against the double reference on the first " << n_val << " queries\n";
   const Matrix Qv = Qs[0].topRows(n_val);
   const auto p64 = p32.cast<double>();
   AttentionConfig<double> cfg64;
@@ -173,12 +215,12 @@ int main(int argc, char** argv) try {
   cfg64.mask.causal = c.causal;
   const auto ref = reference::attention<double>(Qv.cast<double>(), Ks[0].cast<double>(), Vs[0].cast<double>(), p64, cfg64);
   const auto naive = reference::attention<float>(Qv, Ks[0], Vs[0], p32, cfg);
-  const auto rep = qktest::compare("output", Matrix(full.output.topRows(n_val)), naive.output, ref.output);
+  const auto rep = qktest::compare("output", Matrix(outs[0].output.topRows(n_val)), naive.output, ref.output);
   std::cout << "validated: max_abs=" << rep.max_abs << " (tol " << rep.tol << ", naive f32 err "
             << rep.naive_err << ", first " << n_val << " queries of head 0)" << (rep.ok ? "" : "  FAILED") << "\n";
   if (!rep.ok) { std::cerr << rep.text << "\n"; return 1; }
   if (c.backward) {  // backward: the slice problem, against the core's backward in double / float
-    const Matrix Kv = Ks[0], Vv = Vs[0], G = randn(n_val, d);
+    const Matrix Kv = Ks[0], Vv = Vs[0], G = dO.topRows(n_val);
     const auto f64 = attention_forward<double>(Qv.cast<double>(), Kv.cast<double>(), Vv.cast<double>(), p64, cfg64);
     const auto g64 = attention_backward<double>(Qv.cast<double>(), Kv.cast<double>(), Vv.cast<double>(), p64, cfg64, f64, G.cast<double>());
     const auto f32 = attention_forward<float>(Qv, Kv, Vv, p32, cfg);
@@ -194,59 +236,92 @@ int main(int argc, char** argv) try {
     }
   }
 
-  // 4. Time: the tiled path over all heads, then the naive core path on one head.
-  std::cerr << "[3/4] timing tiled " << (c.backward ? "forward+backward" : "forward") << " over "
-            << n_heads << " heads, " << c.repeats << " repeats\n";
-  std::vector<tiled::TiledResult<float>> outs(n_heads);
-  const Matrix dO = randn(L, d);
-  const double fast_ms = median_ms(c.repeats, [&] {
-    for (long h = 0; h < n_heads; ++h) {
-      outs[h] = tiled::attention_forward<float>(Qs[h], Ks[h], Vs[h], p32, cfg, opt);
-      if (c.backward) (void)tiled::attention_backward<float>(Qs[h], Ks[h], Vs[h], p32, cfg, outs[h], dO, opt);
-    }
-  });
-  double naive_ms = -1;
-  if (naive_fits) {
-    std::cerr << "[4/4] timing the naive core path (attention_forward) on one head\n";
-    naive_ms = n_heads * median_ms(std::min(3L, c.repeats), [&] {
-      const auto r = attention_forward<float>(Qs[0], Ks[0], Vs[0], p32, cfg);
-      if (c.backward) (void)attention_backward<float>(Qs[0], Ks[0], Vs[0], p32, cfg, r, dO);
-    });
-  } else {
-    std::cerr << "[4/4] naive core path skipped: its (L, L) matrices do not fit in memory\n";
+  // 3. Time the tiled path over all heads, interleaved with a single-core Eigen GEMM 512^3.
+  std::cerr << "[3/5] timing tiled " << (c.backward ? "forward+backward" : "forward") << " over " << n_heads
+            << " heads on " << threads << " thread(s), interleaved with GEMM 512^3, " << c.repeats << " repeats\n";
+  Eigen::setNbThreads(1);
+  Matrix A = Matrix::Random(512, 512), B = Matrix::Random(512, 512), Cm(512, 512);
+  auto gemm = [&] { Cm.noalias() = A * B; };
+  gemm();
+  run_tiled();  // warm
+  std::vector<double> t_gemm, t_fast;
+  for (long r = 0; r < c.repeats; ++r) {
+    auto t0 = Clock::now();
+    gemm();
+    t_gemm.push_back(ms_since(t0));
+    t0 = Clock::now();
+    run_tiled();
+    t_fast.push_back(ms_since(t0));
   }
+  const double gemm_ms = median(t_gemm), fast_ms = median(t_fast);
+  const double gemm_gflops = 2.0 * 512 * 512 * 512 / (gemm_ms * 1e6);
+
+  // 4. The naive core path (materialises (L, L) matrices) on one head, scaled to all heads.
+  double naive_ms = -1;
+  if (run_naive) {
+    std::cerr << "[4/5] timing the naive core path (attention_forward) on one head\n";
+    std::vector<double> t;
+    for (long r = 0; r < std::min(3L, c.repeats) + 1; ++r) {
+      const auto t0 = Clock::now();
+      const auto res = attention_forward<float>(Qs[0], Ks[0], Vs[0], p32, cfg);
+      if (c.backward) (void)attention_backward<float>(Qs[0], Ks[0], Vs[0], p32, cfg, res, dO);
+      if (r > 0) t.push_back(ms_since(t0));  // the first one warms
+    }
+    naive_ms = n_heads * median(t);
+  } else {
+    std::cerr << "[4/5] naive core path skipped (--naive 0, or its (L, L) matrices are large)\n";
+  }
+
+  // 5. Report.
   const double pairs = c.causal ? 0.5 * L * (L + 1.0) : double(L) * L;
   double flops = c.score == "additive" ? n_heads * (pairs * (3.0 * c.d_h + 2.0 * d) + 4.0 * L * d * c.d_h)
                                        : n_heads * 4.0 * d * pairs;
   if (c.backward) flops *= 3.5;  // forward + backward (2.5x forward, FlashAttention's convention)
   const double gflops = flops / (fast_ms * 1e6);
+  const std::string load_end = loadavg();
   std::cout << "config: preset=" << c.preset << " score=" << c.score << " B=" << c.batch << " H=" << c.heads
             << " L=" << L << " d=" << d << (c.d_h ? " d_h=" + std::to_string(c.d_h) : "")
-            << (c.causal ? " causal" : "") << (c.backward ? " fwd+bwd" : " fwd") << " threads=" << c.threads
-            << " block=" << c.block << "\n";
+            << (c.causal ? " causal" : "") << (c.backward ? " fwd+bwd" : " fwd") << " threads=" << threads
+            << " block=" << c.block_q << "x" << c.block_k << "\n";
+  std::cout << "Eigen GEMM 512^3 (single core, interleaved): " << gemm_ms << " ms, " << gemm_gflops << " GFLOP/s\n";
   std::cout << "tiled: " << fast_ms << " ms (median of " << c.repeats << "), " << gflops << " GFLOP/s, "
-            << 100.0 * gflops / gemm_gflops << "% of single-core GEMM\n";
+            << 100.0 * gflops / gemm_gflops << "% of single-core GEMM" << (threads > 1 ? " (multi-threaded)" : "") << "\n";
   if (naive_ms > 0)
     std::cout << "naive core path: " << naive_ms << " ms (one head x " << n_heads << "), tiled is "
               << naive_ms / fast_ms << "x faster\n";
+  std::cout << "load average: start " << load_start << ", end " << load_end << "\n";
+  int rc = 0;
+  if (c.mem_budget_mb > 0) {
+    const bool ok = rss_peak >= 0 && rss_peak < double(c.mem_budget_mb);
+    std::cout << "memory budget: peak RSS " << rss_peak << " MB " << (ok ? "<" : ">=") << " " << c.mem_budget_mb
+              << " MB: " << (ok ? "ok" : "EXCEEDED") << "\n";
+    if (!ok) rc = 4;
+  }
   if (!c.json.empty()) {
     std::ofstream j(c.json);
-    j << "{\"cpu\":\"" << cpu_model() << "\",\"preset\":\"" << c.preset << "\",\"score\":\"" << c.score
-      << "\",\"batch\":" << c.batch << ",\"heads\":" << c.heads << ",\"len\":" << L << ",\"dim\":" << d
+    j << "{\"cpu\":\"" << cpu_model() << "\",\"load_start\":\"" << load_start << "\",\"load_end\":\"" << load_end
+      << "\",\"preset\":\"" << c.preset << "\",\"score\":\"" << c.score << "\",\"batch\":" << c.batch
+      << ",\"heads\":" << c.heads << ",\"len\":" << L << ",\"dim\":" << d << ",\"d_h\":" << c.d_h
       << ",\"causal\":" << (c.causal ? "true" : "false") << ",\"backward\":" << (c.backward ? "true" : "false")
-      << ",\"threads\":" << c.threads << ",\"validated_max_abs\":" << rep.max_abs << ",\"gemm_gflops\":" << gemm_gflops
-      << ",\"tiled_ms\":" << fast_ms << ",\"tiled_gflops\":" << gflops << ",\"naive_ms\":" << naive_ms << "}\n";
+      << ",\"threads\":" << threads << ",\"validated_max_abs\":" << rep.max_abs << ",\"gemm_ms\":" << gemm_ms
+      << ",\"gemm_gflops\":" << gemm_gflops << ",\"tiled_ms\":" << fast_ms << ",\"tiled_gflops\":" << gflops
+      << ",\"tiled_samples_ms\":[";
+    for (std::size_t i = 0; i < t_fast.size(); ++i) j << (i ? "," : "") << t_fast[i];
+    j << "],\"naive_ms\":" << naive_ms << ",\"peak_rss_mb\":" << rss_peak << ",\"rss_before_mb\":" << rss_before
+      << ",\"inputs_mb\":" << bytes / 1048576.0 << "}\n";
     if (!j) die("cannot write " + c.json);
   }
   if (!c.csv.empty()) {
     std::ofstream f(c.csv);
-    f << "cpu,preset,score,batch,heads,len,dim,causal,backward,threads,validated_max_abs,gemm_gflops,tiled_ms,tiled_gflops,naive_ms\n"
-      << '"' << cpu_model() << "\"," << c.preset << ',' << c.score << ',' << c.batch << ',' << c.heads << ','
-      << L << ',' << d << ',' << c.causal << ',' << c.backward << ',' << c.threads << ',' << rep.max_abs << ','
-      << gemm_gflops << ',' << fast_ms << ',' << gflops << ',' << naive_ms << "\n";
+    f << "cpu,load_start,preset,score,batch,heads,len,dim,d_h,causal,backward,threads,validated_max_abs,gemm_gflops,"
+         "tiled_ms,tiled_gflops,naive_ms,peak_rss_mb\n"
+      << '"' << cpu_model() << "\",\"" << load_start << "\"," << c.preset << ',' << c.score << ',' << c.batch << ','
+      << c.heads << ',' << L << ',' << d << ',' << c.d_h << ',' << c.causal << ',' << c.backward << ',' << threads
+      << ',' << rep.max_abs << ',' << gemm_gflops << ',' << fast_ms << ',' << gflops << ',' << naive_ms << ','
+      << rss_peak << "\n";
     if (!f) die("cannot write " + c.csv);
   }
-  return 0;
+  return rc;
 } catch (const std::bad_alloc&) {
   std::cerr << "qkscope_bench: out of memory; reduce --heads, --batch or --len\n";
   return 3;

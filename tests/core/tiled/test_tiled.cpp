@@ -259,3 +259,117 @@ TEST_CASE("other normalizers fall back to the core; bad options throw", "[tiled]
   c.score = "nope";
   CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c), Catch::Contains("unknown scoring function"));
 }
+
+TEST_CASE("fused additive: tanh(a + b) from exp(2a) exp(2b) is within 3e-7 of tanh in double",
+          "[tiled][additive]") {
+  // Every pair of a grid over [-40, 40] (the range the exp form accepts; sums up to 80
+  // overflow the product, which must give exactly +-1), in the packet code the kernel uses.
+  using AP = tiled::detail::AddPack<float>;
+  const int n = 801;
+  Eigen::ArrayXf a(n);
+  for (int i = 0; i < n; ++i) a[i] = -40.f + 0.1f * float(i);
+  const Eigen::ArrayXf ea = (2.f * a).exp();
+  double worst = 0;
+  float out[AP::size];
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j + AP::size <= n; j += AP::size) {
+      Eigen::internal::pstoreu(out, AP::tanh_of(Eigen::internal::pset1<AP::P>(ea[i]),
+                                                Eigen::internal::ploadu<AP::P>(&ea[j])));
+      for (int k = 0; k < AP::size; ++k)
+        worst = std::max(worst, std::abs(double(out[k]) - std::tanh(double(a[i]) + double(a[j + k]))));
+    }
+  INFO("max |error| " << worst);
+  CHECK(worst <= 3e-7);
+}
+
+TEST_CASE("fused additive: packet paths, row and key remainders, and the direct-tanh fallback "
+          "match the core, forward and backward", "[tiled][additive]") {
+  // Tiles of 8 x 43 with L_q = 37, L_k = 45, d_h = 21: full and partial row groups, key
+  // packet blocks, single packets and scalar keys, h packets and scalar h.
+  detail::Rng rng(31);
+  const Eigen::Index L_q = 37, L_k = 45, d = 6, d_h = 21;
+  for (const double w_scale : {1.0, 60.0}) {  // 60: |A| > 40, direct tanh
+    INFO("projection scale " << w_scale);
+    const MatrixD Q = qktest::randn(rng, L_q, d), K = qktest::randn(rng, L_k, d),
+                  V = qktest::randn(rng, L_k, 3), G = qktest::randn(rng, L_q, 3);
+    auto p64 = init_params<double>("additive", d, d, d_h, 4);
+    p64.W_q *= w_scale;
+    p64.W_k *= w_scale;
+    p64.b = qktest::randn_vec(rng, d_h, 0.3);
+    const auto p32 = p64.cast<float>();
+    AttentionConfig<double> c64;
+    c64.score = "additive";
+    c64.mask.causal = true;
+    c64.mask.alignment = CausalAlignment::bottom_right;
+    AttentionConfig<float> c32;
+    c32.score = "additive";
+    c32.mask = c64.mask;
+    const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(), Gf = G.cast<float>();
+    const tiled::TiledOptions opt{8, 43, 2};
+    const auto ref = reference::attention<double>(Q, K, V, p64, c64);
+    const auto naive = reference::attention<float>(Qf, Kf, Vf, p32, c32);
+    const auto fast = tiled::attention_forward<float>(Qf, Kf, Vf, p32, c32, opt);
+    CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
+    const auto f64 = attention_forward<double>(Q, K, V, p64, c64);
+    const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
+    const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
+    const auto g32 = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
+    const auto gt = tiled::attention_backward<float>(Qf, Kf, Vf, p32, c32, fast, Gf, opt);
+    CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
+    CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);
+    CHECK_MATCHES_REFERENCE("dV", gt.dV, g32.dV, g64.dV);
+    CHECK_MATCHES_REFERENCE("dv", gt.dparams.v, g32.dparams.v, g64.dparams.v);
+    CHECK_MATCHES_REFERENCE("dW_q", gt.dparams.W_q, g32.dparams.W_q, g64.dparams.W_q);
+    CHECK_MATCHES_REFERENCE("db", gt.dparams.b, g32.dparams.b, g64.dparams.b);
+  }
+}
+
+TEST_CASE("batch of heads: each head equals its single-head call, bitwise, for 1, 2 and 3 threads",
+          "[tiled][threads]") {
+  // Work items are (head, query tile) pairs; rows span several key blocks (16 x 32 tiles)
+  // under a sliding window with key padding.
+  detail::Rng rng(8);
+  const Eigen::Index H = 3, L_q = 70, L_k = 90, d = 8;
+  std::vector<Matrix> Q, K, V, G;
+  for (Eigen::Index h = 0; h < H; ++h) {
+    Q.push_back(qktest::randn<float>(rng, L_q, d));
+    K.push_back(qktest::randn<float>(rng, L_k, d));
+    V.push_back(qktest::randn<float>(rng, L_k, d));
+    G.push_back(qktest::randn<float>(rng, L_q, d));
+  }
+  for (const char* score : {"scaled_dot", "additive"}) {
+    INFO("score " << score);
+    const auto p = init_params<float>(score, d, d, 5, 3);
+    AttentionConfig<float> c;
+    c.score = score;
+    c.mask.window_left = 40;
+    c.mask.window_right = 3;
+    c.mask.key_length = 80;
+    std::vector<tiled::HeadInputs<float>> heads;
+    std::vector<const Matrix*> dO;
+    for (Eigen::Index h = 0; h < H; ++h) {
+      heads.push_back({&Q[h], &K[h], &V[h]});
+      dO.push_back(&G[h]);
+    }
+    const tiled::TiledOptions o1{16, 32, 1};
+    std::vector<tiled::TiledResult<float>> f1;
+    std::vector<AttentionGrads<float>> g1;
+    for (Eigen::Index h = 0; h < H; ++h) {
+      f1.push_back(tiled::attention_forward<float>(Q[h], K[h], V[h], p, c, o1));
+      g1.push_back(tiled::attention_backward<float>(Q[h], K[h], V[h], p, c, f1[h], G[h], o1));
+    }
+    for (int threads : {1, 2, 3}) {
+      const tiled::TiledOptions on{16, 32, threads};
+      const auto fn = tiled::attention_forward_batch<float>(heads, p, c, on);
+      const auto gn = tiled::attention_backward_batch<float>(heads, p, c, fn, dO, on);
+      for (Eigen::Index h = 0; h < H; ++h) {
+        INFO("threads " << threads << ", head " << h);
+        CHECK((fn[h].output.array() == f1[h].output.array()).all());
+        CHECK((fn[h].logsumexp.array() == f1[h].logsumexp.array()).all());
+        CHECK((gn[h].dQ.array() == g1[h].dQ.array()).all());
+        CHECK((gn[h].dK.array() == g1[h].dK.array()).all());
+        CHECK((gn[h].dV.array() == g1[h].dV.array()).all());
+      }
+    }
+  }
+}

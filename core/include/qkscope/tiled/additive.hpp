@@ -1,55 +1,242 @@
 // qkscope/tiled/additive.hpp — fused additive (Bahdanau) scorer for the tiled kernel:
 //   S_ij = sum_h v_h tanh(A_ih + B_jh),  A = Q W_q^T + b (L_q, d_h),  B = K W_k^T (L_k, d_h)
 // (Bahdanau et al. 2015, A.1.2). The projections are computed once (O(L d d_h)); the
-// (L_q, L_k, d_h) tanh tensor is never stored: one (bk, d_h) slab per query row of a
-// tile lives at a time, and backward recomputes it (TUTORIAL_FACTS §5.2).
-// Backward with G_ijh = dS_ij v_h (1 - tanh^2):  dA_i = sum_j G_ij, dB_j = sum_i G_ij,
-// dv = sum_ij dS_ij tanh_ij.
+// (L_q, L_k, d_h) tanh tensor is never stored (TUTORIAL_FACTS §5.2).
+// The tanh of a sum is evaluated as a product of precomputed exponentials:
+//   tanh(a + b) = 1 - 2 / (e^{2a} e^{2b} + 1),  E_A = exp(2A), E_B = exp(2B)
+// so each (i, j, h) costs one FMA, one reciprocal (rcp14 + a Newton step on AVX-512, a
+// division elsewhere) and one FMA with v_h, accumulating s = -t/2 = 1/(p + 1) - 1/2,
+// instead of a full tanh. Error: the product carries a few ulp of relative error and
+// d tanh / d ln(p) = (1 - t^2) / 2 <= 1/2, so |error| stays ~1e-7 for every input
+// (NOTES.md step 2: measured max 1.5e-7 vs tanh in double on a dense grid). When some
+// |A| or |B| exceeds 0.45 ln(max T) (~40 in float) e^{2x} would leave the range, and the
+// call uses the direct form tanh(A_ih + B_jh) (Eigen's vectorised tanh) instead.
+// Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r):
+//   dA_ih = v_h sum_j dS_ij (1 - t^2),  dB_jh = v_h sum_i dS_ij (1 - t^2),
+//   dv_h = sum_ij dS_ij t_ijh.
 #pragma once
 
-#include "qkscope/tiled/flash.hpp"
+#include <cmath>
+#include <limits>
+
+#include "qkscope/score/params.hpp"
+#include "qkscope/tiled/scorers.hpp"
 
 namespace qkscope::tiled::detail {
 
+namespace ei = Eigen::internal;
+
+/// Packets of T, and how many rows a micro-kernel keeps in registers.
+template <class T>
+struct AddPack {
+  using P = typename ei::packet_traits<T>::type;
+  static constexpr int size = ei::unpacket_traits<P>::size;
+  static constexpr int rows = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 4 : 2;
+  static constexpr int cols = size > 1 ? 4 : 1;  // packets of keys (forward), of h (backward)
+  /// -tanh(a + b) / 2 = 1 / (p + 1) - 1/2 for a = e^{2a}, e = e^{2b}, p = a e. Kept in
+  /// (-1/2, 1/2) so that sums of v_h times it do not cancel; scaling by -2 is exact.
+  static P half_neg_tanh(const P& a, const P& e) {
+    const P one = ei::pset1<P>(T(1));
+    return ei::psub(ei::pdiv(one, ei::pmadd(a, e, one)), ei::pset1<P>(T(0.5)));
+  }
+  /// tanh(a + b) from the exponentials (tests, and the scalar remainders).
+  static P tanh_of(const P& a, const P& e) { return ei::pmul(ei::pset1<P>(T(-2)), half_neg_tanh(a, e)); }
+};
+
+#if defined(EIGEN_VECTORIZE_AVX512)
+// vdivps zmm is slow; a 14-bit reciprocal estimate r0 of y = p + 1 and one Newton step,
+// folded with the -1/2: s = (r0 - 1/2) + r0 (1 - y r0), i.e. 3 FMAs + 1 add + rcp14 (the
+// add and the min run on the FP add pipes). y is capped so that an overflowed product
+// (a + b > ~44, t = 1) cannot reach rcp14(inf) * inf = NaN.
+template <>
+inline Eigen::internal::Packet16f AddPack<float>::half_neg_tanh(const P& a, const P& e) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 y = _mm512_min_ps(_mm512_fmadd_ps(a, e, one), _mm512_set1_ps(1e30f));
+  const __m512 r0 = _mm512_rcp14_ps(y);
+  return _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(y, r0, one), _mm512_sub_ps(r0, _mm512_set1_ps(0.5f)));
+}
+#endif
+
+/// S[r][c] = sum_h v_h tanh(A_rh + B_ch) = -2 sum_h v_h s_rch (s = half_neg_tanh) for NR
+/// rows x NC packets of keys, from EA (rows, lda) and EBt (d_h rows of ldb keys).
+template <int NR, int NC, class T>
+void additive_block(const T* ea, Eigen::Index lda, const T* ebt, Eigen::Index ldb, const T* v,
+                    Eigen::Index dh, T* s, Eigen::Index lds) {
+  using AP = AddPack<T>;
+  using P = typename AP::P;
+  P acc[NR][NC];
+  for (int r = 0; r < NR; ++r)
+    for (int c = 0; c < NC; ++c) acc[r][c] = ei::pset1<P>(T(0));
+  for (Eigen::Index h = 0; h < dh; ++h) {
+    P e[NC];
+    for (int c = 0; c < NC; ++c) e[c] = ei::ploadu<P>(ebt + h * ldb + c * AP::size);
+    const P vh = ei::pset1<P>(v[h]);
+    for (int r = 0; r < NR; ++r) {
+      const P a = ei::pset1<P>(ea[r * lda + h]);
+      for (int c = 0; c < NC; ++c) acc[r][c] = ei::pmadd(vh, AP::half_neg_tanh(a, e[c]), acc[r][c]);
+    }
+  }
+  const P m2 = ei::pset1<P>(T(-2));
+  for (int r = 0; r < NR; ++r)
+    for (int c = 0; c < NC; ++c) ei::pstoreu(s + r * lds + c * AP::size, ei::pmul(m2, acc[r][c]));
+}
+
 template <class T>
 struct AdditiveScorer {
-  const Mat<T>& A;  // (L_q, d_h), bias folded in
-  const Mat<T>& B;  // (L_k, d_h)
-  const Vec<T>& v;  // (d_h)
-  Eigen::Index q_width() const { return A.cols(); }
-  Eigen::Index k_width() const { return B.cols(); }
-  Eigen::Index extra_size() const { return v.size(); }  // dv
+  const Mat<T>* Ap;   // (L_q, d_h), bias folded in
+  const Mat<T>* Bp;   // (L_k, d_h)
+  const Vec<T>* vp;   // (d_h)
+  const Mat<T>* EA;   // exp(2A) (L_q, d_h), or null: direct tanh
+  const Mat<T>* EB;   // exp(2B) (L_k, d_h)
+  const Mat<T>* EBt;  // exp(2B)^T (d_h, L_k)
+  Eigen::Index q_width() const { return Ap->cols(); }
+  Eigen::Index k_width() const { return Bp->cols(); }
+  Eigen::Index extra_size() const { return vp->size(); }  // dv
 
-  void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, Mat<T>& S) const {
-    const auto Bt = B.middleRows(j0, bk);
-    Mat<T> H(bk, B.cols());
+  void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
+    const Vec<T>& v = *vp;
+    if (!EA) {
+      const auto Bt = Bp->middleRows(j0, bk);
+      Mat<T> H(bk, Bp->cols());
+      for (Eigen::Index r = 0; r < bq; ++r) {
+        H = (Bt.rowwise() + Ap->row(i0 + r)).array().tanh();
+        S.row(r).noalias() = (H * v).transpose();
+      }
+      return;
+    }
+    using AP = AddPack<T>;
+    constexpr int W = AP::size * AP::cols;
+    const Eigen::Index dh = v.size(), lda = EA->cols(), ldb = EBt->cols();
+    const T* ebt = EBt->data() + j0;
+    Eigen::Index r = 0;
+    auto row_group = [&]<int NR>(Eigen::Index r0) {
+      const T* ea = EA->data() + (i0 + r0) * lda;
+      T* s = S.data() + r0 * S.outerStride();
+      Eigen::Index c = 0;
+      for (; c + W <= bk; c += W)
+        additive_block<NR, AP::cols>(ea, lda, ebt + c, ldb, v.data(), dh, s + c, S.outerStride());
+      for (; c + AP::size <= bk; c += AP::size)
+        additive_block<NR, 1>(ea, lda, ebt + c, ldb, v.data(), dh, s + c, S.outerStride());
+      for (; c < bk; ++c)
+        for (int k = 0; k < NR; ++k) {
+          T acc = 0;
+          for (Eigen::Index h = 0; h < dh; ++h)
+            acc += v(h) * (T(1) - T(2) / (ea[k * lda + h] * ebt[h * ldb + c] + T(1)));
+          s[k * S.outerStride() + c] = acc;
+        }
+    };
+    for (; r + AP::rows <= bq; r += AP::rows) row_group.template operator()<AP::rows>(r);
+    for (; r < bq; ++r) row_group.template operator()<1>(r);
+  }
+
+  void grad_q(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
+              const ConstTileRef<T>& dS, Mat<T>& dAt) const {
+    const Vec<T>& v = *vp;
+    if (!EA) {
+      const auto Bt = Bp->middleRows(j0, bk);
+      Mat<T> H(bk, Bp->cols());
+      for (Eigen::Index r = 0; r < bq; ++r) {
+        H = (Bt.rowwise() + Ap->row(i0 + r)).array().tanh();
+        // sum_j dS_rj v (1 - H_j^2) = v .* (dS_r (1 - H^2))
+        const Eigen::Matrix<T, 1, Eigen::Dynamic> w = dS.row(r) * (T(1) - H.array().square()).matrix();
+        dAt.row(r) += w.cwiseProduct(v.transpose());
+      }
+      return;
+    }
+    // dA_ih += v_h sum_j dS_ij r (2 - r), vectorised over h, one row and 4 packets of h at a time.
+    using AP = AddPack<T>;
+    using P = typename AP::P;
+    const Eigen::Index dh = v.size();
+    const P one = ei::pset1<P>(T(1)), two = ei::pset1<P>(T(2));
     for (Eigen::Index r = 0; r < bq; ++r) {
-      H = (Bt.rowwise() + A.row(i0 + r)).array().tanh();
-      S.row(r).noalias() = (H * v).transpose();
+      const T* ea = EA->data() + (i0 + r) * dh;
+      T* out = dAt.data() + r * dAt.outerStride();
+      Eigen::Index h = 0;
+      for (; h + AP::size <= dh; h += AP::size) {
+        const P a = ei::ploadu<P>(ea + h);
+        P g = ei::pset1<P>(T(0));
+        for (Eigen::Index c = 0; c < bk; ++c) {
+          const P rr = ei::pdiv(two, ei::pmadd(a, ei::ploadu<P>(EB->data() + (j0 + c) * dh + h), one));
+          g = ei::pmadd(ei::pset1<P>(dS(r, c)), ei::pmul(rr, ei::psub(two, rr)), g);
+        }
+        ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
+      }
+      for (; h < dh; ++h) {
+        T g = 0;
+        for (Eigen::Index c = 0; c < bk; ++c) {
+          const T rr = T(2) / (ea[h] * (*EB)(j0 + c, h) + T(1));
+          g += dS(r, c) * rr * (T(2) - rr);
+        }
+        out[h] += v(h) * g;
+      }
     }
   }
-  void grad_q(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, const Mat<T>& dS,
-              Mat<T>& dAt) const {
-    const auto Bt = B.middleRows(j0, bk);
-    Mat<T> H(bk, B.cols());
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      H = (Bt.rowwise() + A.row(i0 + r)).array().tanh();
-      // sum_j dS_rj v (1 - H_j^2) = v .* (dS_r (1 - H^2))
-      const Eigen::Matrix<T, 1, Eigen::Dynamic> w =
-          dS.row(r) * (T(1) - H.array().square()).matrix();
-      dAt.row(r) += w.cwiseProduct(v.transpose());
+
+  void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
+              const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>& dv) const {
+    const Vec<T>& v = *vp;
+    if (!EA) {
+      const auto Bt = Bp->middleRows(j0, bk);
+      Mat<T> H(bk, Bp->cols());
+      for (Eigen::Index r = 0; r < bq; ++r) {
+        H = (Bt.rowwise() + Ap->row(i0 + r)).array().tanh();
+        dv.noalias() += H.transpose() * dS.row(r).transpose();
+        // G = dS_r^T v^T .* (1 - H^2)
+        dBt.array() += (dS.row(r).transpose() * v.transpose()).array() * (T(1) - H.array().square());
+      }
+      return;
+    }
+    // dB_jh += v_h sum_i dS_ij r (2 - r), dv_h += sum_i dS_ij (1 - r): vectorised over h.
+    using AP = AddPack<T>;
+    using P = typename AP::P;
+    const Eigen::Index dh = v.size();
+    const P one = ei::pset1<P>(T(1)), two = ei::pset1<P>(T(2));
+    for (Eigen::Index c = 0; c < bk; ++c) {
+      const T* eb = EB->data() + (j0 + c) * dh;
+      T* out = dBt.data() + c * dBt.outerStride();
+      Eigen::Index h = 0;
+      for (; h + AP::size <= dh; h += AP::size) {
+        const P e = ei::ploadu<P>(eb + h);
+        P g = ei::pset1<P>(T(0)), gv = g;
+        for (Eigen::Index r = 0; r < bq; ++r) {
+          const P ds = ei::pset1<P>(dS(r, c));
+          const P rr = ei::pdiv(two, ei::pmadd(ei::ploadu<P>(EA->data() + (i0 + r) * dh + h), e, one));
+          g = ei::pmadd(ds, ei::pmul(rr, ei::psub(two, rr)), g);
+          gv = ei::pmadd(ds, ei::psub(one, rr), gv);
+        }
+        ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
+        ei::pstoreu(dv.data() + h, ei::padd(gv, ei::ploadu<P>(dv.data() + h)));
+      }
+      for (; h < dh; ++h) {
+        T g = 0, gv = 0;
+        for (Eigen::Index r = 0; r < bq; ++r) {
+          const T rr = T(2) / ((*EA)(i0 + r, h) * eb[h] + T(1));
+          g += dS(r, c) * rr * (T(2) - rr);
+          gv += dS(r, c) * (T(1) - rr);
+        }
+        out[h] += v(h) * g;
+        dv(h) += gv;
+      }
     }
   }
-  void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, const Mat<T>& dS,
-              Mat<T>& dBt, Vec<T>& dv) const {
-    const auto Bt = B.middleRows(j0, bk);
-    Mat<T> H(bk, B.cols());
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      H = (Bt.rowwise() + A.row(i0 + r)).array().tanh();
-      dv.noalias() += H.transpose() * dS.row(r).transpose();
-      // G = dS_r^T v^T .* (1 - H^2)
-      dBt.array() += (dS.row(r).transpose() * v.transpose()).array() * (T(1) - H.array().square());
-    }
+};
+
+/// The per-head projections and exponentials the scorer points into (once per call).
+template <class T>
+struct AdditiveInputs {
+  Mat<T> A, B, EA, EB, EBt;
+  AdditiveScorer<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
+    A = Q * p.W_q.transpose();
+    if (p.b.size()) A.rowwise() += p.b.transpose();
+    B = K * p.W_k.transpose();
+    const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
+    const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&
+                          (B.size() == 0 || B.cwiseAbs().maxCoeff() <= limit);
+    if (!in_range) return {&A, &B, &p.v, nullptr, nullptr, nullptr};
+    EA = (T(2) * A).array().exp();
+    EB = (T(2) * B).array().exp();
+    EBt = EB.transpose();
+    return {&A, &B, &p.v, &EA, &EB, &EBt};
   }
 };
 

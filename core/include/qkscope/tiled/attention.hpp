@@ -1,8 +1,10 @@
 // qkscope/tiled/attention.hpp — fast CPU attention with the core's results contract:
 // tiled::attention_forward / tiled::attention_backward take the same Q, K, V, params and
 // AttentionConfig as qkscope::attention_forward, and return only O and logsumexp
-// (O(L d) memory). How each scoring function reaches the tiled kernel (flash.hpp):
-//   dot, scaled_dot   S = Q K^T on blocks
+// (O(L d) memory). The *_batch variants take B*H heads at once and split the work over
+// (head, query tile) items on TiledOptions::threads threads (results do not depend on it).
+// How each scoring function reaches the tiled kernel (flash.hpp):
+//   dot, scaled_dot   S = Q K^T on blocks (Q tile pre-scaled by scale / tau)
 //   cosine            S = Qh Kh^T with rows pre-normalised by max(|x|, eps)
 //   bilinear          S = (Q W) K^T with Q W computed once
 //   linear_concat     S_ij = a_i + c_j, a = Q w_q, c = K w_k: O(L d + L_q L_k)
@@ -11,36 +13,48 @@
 #pragma once
 
 #include "qkscope/tiled/additive.hpp"
-#include "qkscope/tiled/flash.hpp"
+#include "qkscope/tiled/flash_backward.hpp"
 
 namespace qkscope::tiled {
 
-namespace detail {
-
-/// The call's validated, resolved pieces (same checks and messages as the core).
+/// One head of a batch: Q (L_q, d_q), K (L_k, d_k), V (L_k, d_v), not owned. For GQA/MQA
+/// point several heads at the same K and V (dK, dV then come per query head: sum them).
 template <class T>
-struct Prepared {
-  ScoreShape shape;
-  MaskFn mask;
-  double scale = 1;
+struct HeadInputs {
+  const Mat<T>* Q;
+  const Mat<T>* K;
+  const Mat<T>* V;
 };
 
+namespace detail {
+
+/// Validates every head like the core (same checks and messages) and that all heads share
+/// (L_q, L_k); returns the scale and the resolved mask.
 template <class T>
-Prepared<T> prepare(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V, const ScoreParams<T>& params,
-                    const AttentionConfig<T>& cfg, const TiledOptions& opt) {
+std::pair<double, MaskFn> prepare(const std::vector<HeadInputs<T>>& heads, const ScoreParams<T>& params,
+                                  const AttentionConfig<T>& cfg, const TiledOptions& opt) {
   check_options(opt);
-  Prepared<T> p;
-  p.shape = qkscope::detail::check_inputs(Q, K, V);
+  qkscope::detail::require(!heads.empty(), "tiled: at least one head is required");
+  ScoreShape shape{};
+  for (std::size_t n = 0; n < heads.size(); ++n) {
+    const auto s = qkscope::detail::check_inputs(*heads[n].Q, *heads[n].K, *heads[n].V);
+    if (n == 0) shape = s;
+    qkscope::detail::require(s.L_q == shape.L_q && s.L_k == shape.L_k,
+                             "tiled: every head must have head 0's (L_q, L_k), head " +
+                                 std::to_string(n) + " differs");
+  }
+  double scale = 1;
   visit_score(cfg.score, [&](auto f) {
     using F = decltype(f);
-    F::validate(p.shape, params);
-    p.scale = cfg.scale.value_or(F::default_scale(p.shape));
+    F::validate(shape, params);
+    qkscope::detail::check_params_finite(params);
+    scale = cfg.scale.value_or(F::default_scale(shape));
   });
-  qkscope::detail::require(std::isfinite(p.scale), "scale must be finite, got " + std::to_string(p.scale));
-  p.mask = resolve_mask(cfg.mask, p.shape.L_q, p.shape.L_k);
-  qkscope::detail::validate_bias(cfg.bias, p.shape.L_q, p.shape.L_k);
+  qkscope::detail::require(std::isfinite(scale), "scale must be finite, got " + std::to_string(scale));
+  const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
+  qkscope::detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
   qkscope::detail::check_temperature(cfg.temperature, true, cfg.normalizer);
-  return p;
+  return {scale, mask};
 }
 
 /// Row-normalised X (rows divided by max(|x|, eps)) and the norms, as score::Cosine.
@@ -61,50 +75,72 @@ Mat<T> through_normalize(const Mat<T>& X, const Mat<T>& Xh, const Vec<T>& n, con
   return dX;
 }
 
-/// Calls fn(scorer, finish) with the scorer for cfg.score; finish(FlashGrads) maps the
-/// kernel's gradients back to Q, K and the score parameters.
+/// Calls fn(scorers, finish) with one scorer per head for cfg.score; finish(n, g, out)
+/// maps head n's kernel gradients back to its Q, K and the score parameters.
 template <class T, class Fn>
-void with_scorer(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const std::string& score,
-                 Fn&& fn) {
+void with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, const std::string& score,
+                  Fn&& fn) {
   using G = FlashGrads<T>;
+  using Out = AttentionGrads<T>;
+  const std::size_t N = h.size();
   if (score == "dot" || score == "scaled_dot") {
-    fn(DotScorer<T>{Q, K}, [&](G& g, AttentionGrads<T>& out) {
+    std::vector<DotScorer<T>> sc;
+    for (const auto& x : h) sc.push_back({x.Q, x.K});
+    fn(sc, [&](std::size_t n, G& g, Out& out) {
       out.dQ = std::move(g.dQs);
       out.dK = std::move(g.dKs);
+      (void)n;
     });
   } else if (score == "cosine") {
-    Vec<T> nq, nk;
-    const Mat<T> Qh = normalized(Q, nq), Kh = normalized(K, nk);
-    fn(DotScorer<T>{Qh, Kh}, [&](G& g, AttentionGrads<T>& out) {
-      out.dQ = through_normalize(Q, Qh, nq, g.dQs);
-      out.dK = through_normalize(K, Kh, nk, g.dKs);
+    std::vector<Vec<T>> nq(N), nk(N);
+    std::vector<Mat<T>> Qh(N), Kh(N);
+    std::vector<DotScorer<T>> sc;
+    for (std::size_t n = 0; n < N; ++n) {
+      Qh[n] = normalized(*h[n].Q, nq[n]);
+      Kh[n] = normalized(*h[n].K, nk[n]);
+      sc.push_back({&Qh[n], &Kh[n]});
+    }
+    fn(sc, [&](std::size_t n, G& g, Out& out) {
+      out.dQ = through_normalize(*h[n].Q, Qh[n], nq[n], g.dQs);
+      out.dK = through_normalize(*h[n].K, Kh[n], nk[n], g.dKs);
     });
   } else if (score == "bilinear") {
-    const Mat<T> QW = Q * p.W;  // (L_q, d_k)
-    fn(DotScorer<T>{QW, K}, [&](G& g, AttentionGrads<T>& out) {
+    std::vector<Mat<T>> QW(N);
+    std::vector<DotScorer<T>> sc;
+    for (std::size_t n = 0; n < N; ++n) {
+      QW[n] = *h[n].Q * p.W;  // (L_q, d_k)
+      sc.push_back({&QW[n], h[n].K});
+    }
+    fn(sc, [&](std::size_t n, G& g, Out& out) {
       out.dQ = g.dQs * p.W.transpose();
-      out.dparams.W = Q.transpose() * g.dQs;
+      out.dparams.W = h[n].Q->transpose() * g.dQs;
       out.dK = std::move(g.dKs);
     });
   } else if (score == "linear_concat") {
-    const Eigen::Index dq = Q.cols(), dk = K.cols();
-    const Vec<T> a = Q * p.w.head(dq), c = K * p.w.tail(dk);
-    fn(SeparableScorer<T>{a, c}, [&](G& g, AttentionGrads<T>& out) {
+    const Eigen::Index dq = h[0].Q->cols(), dk = h[0].K->cols();
+    std::vector<Vec<T>> a(N), c(N);
+    std::vector<SeparableScorer<T>> sc;
+    for (std::size_t n = 0; n < N; ++n) {
+      a[n] = *h[n].Q * p.w.head(dq);
+      c[n] = *h[n].K * p.w.tail(dk);
+      sc.push_back({&a[n], &c[n]});
+    }
+    fn(sc, [&](std::size_t n, G& g, Out& out) {
       out.dQ = g.dQs.col(0) * p.w.head(dq).transpose();
       out.dK = g.dKs.col(0) * p.w.tail(dk).transpose();
       out.dparams.w.resize(dq + dk);
-      out.dparams.w.head(dq) = Q.transpose() * g.dQs.col(0);
-      out.dparams.w.tail(dk) = K.transpose() * g.dKs.col(0);
+      out.dparams.w.head(dq) = h[n].Q->transpose() * g.dQs.col(0);
+      out.dparams.w.tail(dk) = h[n].K->transpose() * g.dKs.col(0);
     });
   } else if (score == "additive") {
-    Mat<T> A = Q * p.W_q.transpose();
-    if (p.b.size()) A.rowwise() += p.b.transpose();
-    const Mat<T> B = K * p.W_k.transpose();
-    fn(AdditiveScorer<T>{A, B, p.v}, [&](G& g, AttentionGrads<T>& out) {
+    std::vector<AdditiveInputs<T>> in(N);
+    std::vector<AdditiveScorer<T>> sc;
+    for (std::size_t n = 0; n < N; ++n) sc.push_back(in[n].prepare(*h[n].Q, *h[n].K, p));
+    fn(sc, [&](std::size_t n, G& g, Out& out) {
       out.dQ = g.dQs * p.W_q;
       out.dK = g.dKs * p.W_k;
-      out.dparams.W_q = g.dQs.transpose() * Q;
-      out.dparams.W_k = g.dKs.transpose() * K;
+      out.dparams.W_q = g.dQs.transpose() * *h[n].Q;
+      out.dparams.W_k = g.dKs.transpose() * *h[n].K;
       out.dparams.v = std::move(g.extra);
       out.dparams.b = g.dQs.colwise().sum().transpose();
     });
@@ -121,60 +157,120 @@ bool tiled_supported(const AttentionConfig<T>& cfg) {
   return cfg.normalizer == "softmax";
 }
 
-/// Tiled forward. Q: (L_q, d_q), K: (L_k, d_k), V: (L_k, d_v). Returns O (L_q, d_v) and
-/// logsumexp (L_q) equal (within the test tolerance) to qkscope::attention_forward's.
-/// Throws std::invalid_argument as the core does, and for block sizes < 1 or threads < 0.
+/// Tiled forward of B*H heads sharing params and cfg. Returns one TiledResult per head,
+/// in the order given. Work is split over (head, query tile) items on opt.threads threads
+/// (0 = all cores); the results are bitwise identical for any thread count.
+/// Throws std::invalid_argument as the core does, for heads of different (L_q, L_k), and
+/// for block sizes < 1 or threads < 0.
+template <class T>
+std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs<T>>& heads,
+                                                    const ScoreParams<T>& params,
+                                                    const AttentionConfig<T>& cfg,
+                                                    const TiledOptions& opt = {}) {
+  std::vector<TiledResult<T>> r(heads.size());
+  if (!tiled_supported(cfg)) {
+    detail::check_options(opt);
+    for (std::size_t n = 0; n < heads.size(); ++n) {
+      auto full = qkscope::attention_forward(*heads[n].Q, *heads[n].K, *heads[n].V, params, cfg);
+      r[n].output = std::move(full.output);
+      r[n].logsumexp = std::move(full.logsumexp);
+      r[n].scale = full.scale;
+      r[n].fallback = true;
+    }
+    return r;
+  }
+  const auto [scale, mask] = detail::prepare(heads, params, cfg, opt);
+  const detail::TileMods<T> mods(mask, scale, cfg.temperature, cfg.bias);
+  std::vector<const Mat<T>*> V;
+  for (const auto& h : heads) V.push_back(h.V);
+  detail::with_scorers(heads, params, cfg.score, [&](const auto& sc, auto&&) {
+    detail::flash_forward(sc, mods, V, mask.L_q, opt, r);
+  });
+  for (auto& x : r) x.scale = scale;
+  return r;
+}
+
+/// Tiled forward of one head. Q: (L_q, d_q), K: (L_k, d_k), V: (L_k, d_v). Returns O
+/// (L_q, d_v) and logsumexp (L_q) equal (within the test tolerance) to
+/// qkscope::attention_forward's. Throws as attention_forward_batch.
 template <class T>
 TiledResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V,
                                  const ScoreParams<T>& params, const AttentionConfig<T>& cfg,
                                  const TiledOptions& opt = {}) {
-  TiledResult<T> r;
-  if (!tiled_supported(cfg)) {
-    detail::check_options(opt);
-    auto full = qkscope::attention_forward(Q, K, V, params, cfg);
-    r.output = std::move(full.output);
-    r.logsumexp = std::move(full.logsumexp);
-    r.scale = full.scale;
-    r.fallback = true;
-    return r;
-  }
-  const auto pr = detail::prepare(Q, K, V, params, cfg, opt);
-  r.scale = pr.scale;
-  const detail::TileMods<T> mods(pr.mask, pr.scale, cfg.temperature, cfg.bias);
-  detail::with_scorer(Q, K, params, cfg.score, [&](const auto& sc, auto&&) {
-    detail::flash_forward(sc, mods, V, pr.shape.L_q, pr.shape.L_k, opt, r);
-  });
-  return r;
+  return std::move(attention_forward_batch<T>({{&Q, &K, &V}}, params, cfg, opt)[0]);
 }
 
-/// Tiled backward for dO = dL/dO (L_q, d_v); `fwd` from tiled::attention_forward with the
-/// same arguments. Fills dQ, dK, dV, dparams, drelative, ddense (only when a dense bias is
-/// set: (L_q, L_k)) and dtemperature, as qkscope::attention_backward.
+namespace detail {
+
+template <class T>
+std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& heads,
+                                             const ScoreParams<T>& params, const AttentionConfig<T>& cfg,
+                                             const std::vector<const TiledResult<T>*>& fwd,
+                                             const std::vector<const Mat<T>*>& dO, const TiledOptions& opt) {
+  qkscope::detail::require(fwd.size() == heads.size() && dO.size() == heads.size(),
+                           "tiled: fwd and grad_output need one entry per head");
+  std::vector<AttentionGrads<T>> out(heads.size());
+  if (!tiled_supported(cfg)) {
+    check_options(opt);
+    for (std::size_t n = 0; n < heads.size(); ++n) {
+      const auto& h = heads[n];
+      const auto full = qkscope::attention_forward(*h.Q, *h.K, *h.V, params, cfg);
+      out[n] = qkscope::attention_backward(*h.Q, *h.K, *h.V, params, cfg, full, *dO[n]);
+    }
+    return out;
+  }
+  const auto [scale, mask] = prepare(heads, params, cfg, opt);
+  std::vector<const Mat<T>*> V;
+  for (std::size_t n = 0; n < heads.size(); ++n) {
+    const Eigen::Index d_v = heads[n].V->cols();
+    qkscope::detail::require_shape(*dO[n], mask.L_q, d_v, "grad_output (L_q x d_v)");
+    qkscope::detail::require_shape(fwd[n]->output, mask.L_q, d_v, "fwd.output (L_q x d_v)");
+    qkscope::detail::require(fwd[n]->logsumexp.size() == mask.L_q, "fwd.logsumexp must have length L_q");
+    V.push_back(heads[n].V);
+  }
+  const TileMods<T> mods(mask, scale, cfg.temperature, cfg.bias);
+  with_scorers(heads, params, cfg.score, [&](const auto& sc, auto&& finish) {
+    std::vector<FlashGrads<T>> g(heads.size());
+    flash_backward(sc, mods, V, fwd, dO, mask.L_q, mask.L_k, opt, g);
+    for (std::size_t n = 0; n < heads.size(); ++n) {
+      out[n].dV = std::move(g[n].dV);
+      out[n].drelative = std::move(g[n].drelative);
+      out[n].ddense = std::move(g[n].ddense);
+      out[n].dtemperature = g[n].dtemperature;
+      finish(n, g[n], out[n]);
+    }
+  });
+  return out;
+}
+
+}  // namespace detail
+
+/// Tiled backward of B*H heads: fwd[n] from attention_forward_batch with the same
+/// arguments, dO[n] = dL/dO of head n (L_q, d_v). Returns per head dQ, dK, dV, dparams
+/// (this head's share: sum over heads for shared parameters), drelative, ddense (only with
+/// a dense bias: (L_q, L_k)) and dtemperature, as qkscope::attention_backward. Work is split
+/// over (head, key tile) and (head, query tile) items; results do not depend on threads.
+template <class T>
+std::vector<AttentionGrads<T>> attention_backward_batch(const std::vector<HeadInputs<T>>& heads,
+                                                        const ScoreParams<T>& params,
+                                                        const AttentionConfig<T>& cfg,
+                                                        const std::vector<TiledResult<T>>& fwd,
+                                                        const std::vector<const Mat<T>*>& dO,
+                                                        const TiledOptions& opt = {}) {
+  std::vector<const TiledResult<T>*> F;
+  for (const auto& f : fwd) F.push_back(&f);
+  return detail::backward_impl(heads, params, cfg, F, dO, opt);
+}
+
+/// Tiled backward of one head for dO = dL/dO (L_q, d_v); `fwd` from tiled::attention_forward
+/// with the same arguments. Fills dQ, dK, dV, dparams, drelative, ddense (only when a dense
+/// bias is set: (L_q, L_k)) and dtemperature, as qkscope::attention_backward.
 template <class T>
 AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V,
                                      const ScoreParams<T>& params, const AttentionConfig<T>& cfg,
                                      const TiledResult<T>& fwd, const Mat<T>& dO,
                                      const TiledOptions& opt = {}) {
-  if (!tiled_supported(cfg)) {
-    detail::check_options(opt);
-    const auto full = qkscope::attention_forward(Q, K, V, params, cfg);
-    return qkscope::attention_backward(Q, K, V, params, cfg, full, dO);
-  }
-  const auto pr = detail::prepare(Q, K, V, params, cfg, opt);
-  qkscope::detail::require_shape(dO, pr.shape.L_q, V.cols(), "grad_output (L_q x d_v)");
-  qkscope::detail::require_shape(fwd.output, pr.shape.L_q, V.cols(), "fwd.output (L_q x d_v)");
-  qkscope::detail::require(fwd.logsumexp.size() == pr.shape.L_q, "fwd.logsumexp must have length L_q");
-  const detail::TileMods<T> mods(pr.mask, pr.scale, cfg.temperature, cfg.bias);
-  AttentionGrads<T> out;
-  detail::with_scorer(Q, K, params, cfg.score, [&](const auto& sc, auto&& finish) {
-    auto g = detail::flash_backward(sc, mods, V, fwd, dO, pr.shape.L_q, pr.shape.L_k, opt);
-    out.dV = std::move(g.dV);
-    out.drelative = std::move(g.drelative);
-    out.ddense = std::move(g.ddense);
-    out.dtemperature = g.dtemperature;
-    finish(g, out);
-  });
-  return out;
+  return std::move(detail::backward_impl<T>({{&Q, &K, &V}}, params, cfg, {&fwd}, {&dO}, opt)[0]);
 }
 
 }  // namespace qkscope::tiled

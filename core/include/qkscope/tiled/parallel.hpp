@@ -1,9 +1,10 @@
-// qkscope/tiled/parallel.hpp — tile options and a tiny fork-join loop over tiles.
+// qkscope/tiled/parallel.hpp — tile options and a tiny fork-join loop over work items
+// (batch x head x query tile in the forward).
 //
-// Determinism: each tile is computed by exactly one thread, with a fixed order inside
-// the tile, and reductions across tiles (bias gradients) are done afterwards in tile
+// Determinism: each item is computed by exactly one thread, with a fixed order inside
+// the item, and reductions across items (bias gradients) are done afterwards in item
 // order. So results are bitwise identical for any thread count; the atomic counter
-// only decides *which* thread computes a tile, never *how*.
+// only decides *which* thread computes an item, never *how*.
 #pragma once
 
 #include <algorithm>
@@ -22,8 +23,9 @@ namespace qkscope::tiled {
 struct TiledOptions {
   /// Query rows per tile (>= 1). 64 fits L1/L2 for d <= 128.
   Eigen::Index block_q = 64;
-  /// Key rows per tile (>= 1).
-  Eigen::Index block_k = 64;
+  /// Key rows per block (>= 1). 256 keeps the (64, 256) score block in L1/L2 and makes
+  /// the per-row softmax bookkeeping small next to the two GEMMs (NOTES.md, step 1).
+  Eigen::Index block_k = 256;
   /// Worker threads; 0 = std::thread::hardware_concurrency(). Results do not depend on it.
   int threads = 0;
 };
@@ -51,13 +53,18 @@ inline void check_options(const TiledOptions& o) {
 
 inline Eigen::Index num_tiles(Eigen::Index n, Eigen::Index block) { return (n + block - 1) / block; }
 
-/// Calls fn(tile) for tile in [0, n_tiles) on `threads` threads (the caller is one of them).
+/// Calls fn(item, scratch) for item in [0, n_items) on `threads` threads (the caller is one
+/// of them); each thread owns one default-constructed Scratch, reused across its items.
+/// Items are handed out by an atomic counter, so *which* thread computes an item varies
+/// from run to run, but an item's result depends only on the item (the scratch carries no
+/// state between items), so results are identical for any thread count.
 /// The first exception thrown by any fn is rethrown here after all threads joined.
-template <class Fn>
-void parallel_tiles(Eigen::Index n_tiles, int threads, Fn&& fn) {
-  threads = int(std::min<Eigen::Index>(threads, n_tiles));
+template <class Scratch, class Fn>
+void parallel_items(Eigen::Index n_items, int threads, Fn&& fn) {
+  threads = int(std::min<Eigen::Index>(threads, n_items));
   if (threads <= 1) {
-    for (Eigen::Index t = 0; t < n_tiles; ++t) fn(t);
+    Scratch w;
+    for (Eigen::Index t = 0; t < n_items; ++t) fn(t, w);
     return;
   }
   std::atomic<Eigen::Index> next{0};
@@ -65,11 +72,12 @@ void parallel_tiles(Eigen::Index n_tiles, int threads, Fn&& fn) {
   std::mutex mu;
   auto work = [&] {
     try {
-      for (Eigen::Index t; (t = next.fetch_add(1)) < n_tiles;) fn(t);
+      Scratch w;
+      for (Eigen::Index t; (t = next.fetch_add(1)) < n_items;) fn(t, w);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu);
       if (!error) error = std::current_exception();
-      next = n_tiles;
+      next = n_items;
     }
   };
   std::vector<std::thread> pool;

@@ -1,0 +1,185 @@
+// qkscope/tiled/flash_backward.hpp — tiled backward of flash.hpp for a batch of heads.
+//   P = exp(x - lse), D_i = rowsum(dO_i * O_i), dx = P (dO V^T - D)   (Dao 2023, Alg. 2)
+// Two passes so that no two threads add into the same row, which keeps results bitwise
+// identical for any thread count without atomics: pass A, items (head, key tile) -> dK, dV
+// (+ bias and extra-parameter partial sums); pass B, items (head, query tile) -> dQ and the
+// temperature gradient. Partial sums are reduced afterwards in item order.
+#pragma once
+
+#include <type_traits>
+#include <vector>
+
+#include "qkscope/tiled/flash.hpp"
+
+namespace qkscope::tiled::detail {
+
+/// Gradients from the generic kernel for one head: w.r.t. the scorer's query/key side
+/// (dQs, dKs), V, the scorer's per-call extra parameters, and the biases / temperature.
+template <class T>
+struct FlashGrads {
+  Mat<T> dQs, dKs, dV;
+  Vec<T> extra, drelative;
+  Mat<T> ddense;
+  double dtemperature = 0;
+};
+
+/// Per-thread buffers of the backward, reused across work items.
+template <class T>
+struct BackwardScratch {
+  Vec<T> s, x, p, dx, tmp;  // (bq * bk) storage of S, logits, P, dP / dx; one row
+  Mat<T> dQt, dKt, dVt;
+  Vec<T> extra;
+  std::vector<double> rows;  // per query row: sum P dP logP, sum P logP, sum P dP, sum P
+  void reserve(Eigen::Index n) {
+    for (Vec<T>* v : {&s, &x, &p, &dx})
+      if (v->size() < n) v->resize(n);
+  }
+};
+
+/// Recomputes one tile's P (in w.p) and dL/draw (in w.dx). Returns false for an empty tile.
+template <class T, class Scorer>
+bool tile_grad(const Scorer& sc, const TileMods<T>& mods, const Mat<T>& V, const Mat<T>& dO,
+               const Vec<T>& lse, const Vec<T>& D, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
+               Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<T>* drel,
+               std::type_identity_t<Mat<T>>* ddense, double* rows) {
+  const MaskFn& mask = mods.mask;
+  if (classify_tile(mask, i0, i0 + bq, j0, j0 + bk) == TileKind::empty) return false;
+  const T ninf = -std::numeric_limits<T>::infinity();
+  const bool general = mods.general();
+  w.reserve(bq * bk);
+  Eigen::Map<Mat<T>> S(w.s.data(), bq, bk), X(w.x.data(), bq, bk), P(w.p.data(), bq, bk),
+      dX(w.dx.data(), bq, bk);
+  sc.scores(i0, bq, j0, bk, S);
+  X = S;
+  if (!mods.plain() || mods.scale * mods.inv_tau != T(1)) mods.logits(X, i0, j0);
+  for (Eigen::Index r = 0; r < bq; ++r) {
+    const Eigen::Index i = i0 + r;
+    const auto [lo, hi] = block_range(mask, i, j0, bk);
+    P.row(r).setZero();
+    if (lo >= hi || lse(i) == ninf) continue;  // nothing visible / fully masked row
+    if (general) mods.apply_keep(X, r, i, j0, lo, hi);
+    auto ps = P.row(r).segment(lo, hi - lo);
+    ps = X.row(r).segment(lo, hi - lo);
+    exp_shifted(ps, lse(i), general, w.tmp);  // P = exp(x - lse); X keeps the logits
+  }
+  dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
+  if (rows) {
+    // dL/dtau = -(1/tau) sum_ij P_ij (dP_ij - D_i) log P_ij (shifting x by lse_i changes
+    // nothing since sum_j P_ij (dP_ij - D_i) = 0). Per-row sums a = sum P dP logP,
+    // b = sum P logP, c = sum P dP, s = sum P are finished in flash_backward with the row's
+    // own D and normalisation, so float rounding of lse and of rowsum(dO O) cancels.
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
+      if (lo >= hi || lse(i0 + r) == ninf) continue;
+      double* acc = rows + 4 * r;
+      const double l = lse(i0 + r);  // log P = x - lse in double: no rounding of the difference
+      if (general) {  // log P may be -inf where P = 0
+        for (Eigen::Index c = lo; c < hi; ++c)
+          if (P(r, c) > 0) {
+            const double p = P(r, c), dp = dX(r, c), lp = double(X(r, c)) - l;
+            acc[0] += p * dp * lp;
+            acc[1] += p * lp;
+            acc[2] += p * dp;
+            acc[3] += p;
+          }
+        continue;
+      }
+      const auto p = P.row(r).segment(lo, hi - lo).template cast<double>().array();
+      const auto dp = dX.row(r).segment(lo, hi - lo).template cast<double>().array();
+      const auto lp = X.row(r).segment(lo, hi - lo).template cast<double>().array() - l;
+      acc[0] += (p * dp * lp).sum();
+      acc[1] += (p * lp).sum();
+      acc[2] += (p * dp).sum();
+      acc[3] += p.sum();
+    }
+  }
+  for (Eigen::Index r = 0; r < bq; ++r)
+    dX.row(r) = P.row(r).cwiseProduct((dX.row(r).array() - D(i0 + r)).matrix());
+  mods.backward(dX, S, i0, j0, drel, ddense);
+  return true;
+}
+
+/// Backward for every head n (scorers[n], V[n], fwd[n], dO[n]); g[n] receives its grads.
+template <class T, class Scorer>
+void flash_backward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
+                    const std::vector<const Mat<T>*>& V, const std::vector<const TiledResult<T>*>& fwd,
+                    const std::vector<const Mat<T>*>& dO, Eigen::Index L_q, Eigen::Index L_k,
+                    const TiledOptions& opt, std::vector<FlashGrads<T>>& g) {
+  const Eigen::Index heads = Eigen::Index(scorers.size()), nq = num_tiles(L_q, opt.block_q),
+                     nk = num_tiles(L_k, opt.block_k);
+  const int threads = resolve_threads(opt.threads);
+  const auto& b = *mods.bias;
+  const Eigen::Index n_rel = b.relative.size(), n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
+  std::vector<Vec<T>> D(heads), lse(heads);
+  std::vector<Mat<T>> rel_part(heads), extra_part(heads);
+  std::vector<double> dtau_part(heads * nq, 0.0);
+  for (Eigen::Index n = 0; n < heads; ++n) {
+    D[n] = (dO[n]->array() * fwd[n]->output.array()).rowwise().sum();  // sum_j P_ij dP_ij
+    lse[n] = fwd[n]->logsumexp;
+    g[n].dQs.resize(L_q, scorers[n].q_width());
+    g[n].dKs.resize(L_k, scorers[n].k_width());
+    g[n].dV.resize(L_k, V[n]->cols());
+    if (b.dense.size()) g[n].ddense = Mat<T>::Zero(L_q, L_k);
+    rel_part[n] = Mat<T>::Zero(nk, n_rel);
+    extra_part[n] = Mat<T>::Zero(nk, n_extra);
+  }
+  // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.
+  parallel_items<BackwardScratch<T>>(heads * nk, threads, [&](Eigen::Index item, BackwardScratch<T>& w) {
+    const Eigen::Index n = item / nk, t = item % nk, j0 = t * opt.block_k,
+                       bk = std::min(opt.block_k, L_k - j0);
+    const auto& sc = scorers[n];
+    w.dKt.setZero(bk, sc.k_width());
+    w.dVt.setZero(bk, V[n]->cols());
+    w.extra.setZero(n_extra);
+    for (Eigen::Index i0 = 0; i0 < L_q; i0 += opt.block_q) {
+      const Eigen::Index bq = std::min(opt.block_q, L_q - i0);
+      if (!tile_grad(sc, mods, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w,
+                     n_rel ? rel_part[n].row(t).data() : nullptr,
+                     g[n].ddense.size() ? &g[n].ddense : nullptr, nullptr))
+        continue;
+      const Eigen::Map<const Mat<T>> P(w.p.data(), bq, bk), dX(w.dx.data(), bq, bk);
+      w.dVt.noalias() += P.transpose() * dO[n]->middleRows(i0, bq);
+      sc.grad_k(i0, bq, j0, bk, dX, w.dKt, w.extra);
+    }
+    g[n].dKs.middleRows(j0, bk) = w.dKt;
+    g[n].dV.middleRows(j0, bk) = w.dVt;
+    if (n_extra) extra_part[n].row(t) = w.extra.transpose();
+  });
+  // Pass B: (head, query tile) items own dQ and the temperature partial sums.
+  parallel_items<BackwardScratch<T>>(heads * nq, threads, [&](Eigen::Index item, BackwardScratch<T>& w) {
+    const Eigen::Index n = item / nq, t = item % nq, i0 = t * opt.block_q,
+                       bq = std::min(opt.block_q, L_q - i0);
+    const auto& sc = scorers[n];
+    w.dQt.setZero(bq, sc.q_width());
+    w.rows.assign(4 * bq, 0.0);
+    for (Eigen::Index j0 = 0; j0 < L_k; j0 += opt.block_k) {
+      const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
+      if (tile_grad(sc, mods, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w, nullptr, nullptr,
+                    w.rows.data()))
+        sc.grad_q(i0, bq, j0, bk, Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk), w.dQt);
+    }
+    g[n].dQs.middleRows(i0, bq) = w.dQt;
+    double acc = 0;
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      const double a = w.rows[4 * r], b = w.rows[4 * r + 1], c = w.rows[4 * r + 2],
+                   sum = w.rows[4 * r + 3];
+      if (!(sum > 0)) continue;  // fully masked row
+      const double ls = std::log(sum);  // with p^ = P / sum: A - C B, A = sum p^ dP log p^ ...
+      acc += (a - c * ls) / sum - (c / sum) * ((b - sum * ls) / sum);
+    }
+    dtau_part[item] = -acc / double(mods.tau);
+  });
+  // Reductions in tile order: independent of the thread count.
+  for (Eigen::Index n = 0; n < heads; ++n) {
+    g[n].extra = Vec<T>::Zero(n_extra);
+    if (n_rel) g[n].drelative = Vec<T>::Zero(n_rel);
+    for (Eigen::Index t = 0; t < nk; ++t) {
+      if (n_extra) g[n].extra += extra_part[n].row(t).transpose();
+      if (n_rel) g[n].drelative += rel_part[n].row(t).transpose();
+    }
+    g[n].dtemperature = 0;
+    for (Eigen::Index t = 0; t < nq; ++t) g[n].dtemperature += dtau_part[n * nq + t];
+  }
+}
+
+}  // namespace qkscope::tiled::detail

@@ -1,0 +1,71 @@
+// qkscope/tiled/scorers.hpp — tile scorers of the dot family and of linear concat for the
+// tiled kernels (flash.hpp, flash_backward.hpp). A scorer gives the raw scores of one
+// (query tile, key block) pair and the gradients back through them:
+//   scores(i0, bq, j0, bk, S)             S (bq, bk) = raw scores
+//   grad_q(i0, bq, j0, bk, dS, dQt)       dQt (bq, q_width) += dL/d(query side)
+//   grad_k(i0, bq, j0, bk, dS, dKt, ext)  dKt (bk, k_width) += dL/d(key side), ext += extra
+//   q_width(), k_width(), extra_size()
+// Optional (dot family): scale_queries(i0, bq, c, Qt) and scores_from(Qt, j0, bk, S), so
+// the forward scales a query tile once instead of every (bq, bk) score block.
+#pragma once
+
+#include "qkscope/types.hpp"
+
+namespace qkscope::tiled::detail {
+
+template <class T>
+using TileRef = Eigen::Ref<Mat<T>>;
+template <class T>
+using ConstTileRef = Eigen::Ref<const Mat<T>>;
+
+/// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM). Qs, Ks are the pre-processed
+/// rows (Q, normalised Q for cosine, Q W for bilinear).
+template <class T>
+struct DotScorer {
+  const Mat<T>* Qs;
+  const Mat<T>* Ks;
+  Eigen::Index q_width() const { return Qs->cols(); }
+  Eigen::Index k_width() const { return Ks->cols(); }
+  Eigen::Index extra_size() const { return 0; }
+  void scale_queries(Eigen::Index i0, Eigen::Index bq, T c, Mat<T>& Qt) const {
+    Qt.noalias() = c * Qs->middleRows(i0, bq);
+  }
+  void scores_from(const Mat<T>& Qt, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
+    S.noalias() = Qt * Ks->middleRows(j0, bk).transpose();
+  }
+  void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
+    S.noalias() = Qs->middleRows(i0, bq) * Ks->middleRows(j0, bk).transpose();
+  }
+  void grad_q(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
+              Mat<T>& dQt) const {
+    dQt.noalias() += dS * Ks->middleRows(j0, bk);
+  }
+  void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
+              Mat<T>& dKt, Vec<T>&) const {
+    dKt.noalias() += dS.transpose() * Qs->middleRows(i0, bq);
+  }
+};
+
+/// Separable scorer S_ij = a_i + c_j (linear concat): O(L_q L_k) with no GEMM.
+template <class T>
+struct SeparableScorer {
+  const Vec<T>* a;
+  const Vec<T>* c;
+  Eigen::Index q_width() const { return 1; }
+  Eigen::Index k_width() const { return 1; }
+  Eigen::Index extra_size() const { return 0; }
+  void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
+    for (Eigen::Index r = 0; r < bq; ++r)
+      S.row(r) = c->segment(j0, bk).transpose().array() + (*a)(i0 + r);
+  }
+  void grad_q(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
+              Mat<T>& dQt) const {
+    dQt.col(0) += dS.rowwise().sum();
+  }
+  void grad_k(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
+              Mat<T>& dKt, Vec<T>&) const {
+    dKt.col(0) += dS.colwise().sum().transpose();
+  }
+};
+
+}  // namespace qkscope::tiled::detail
