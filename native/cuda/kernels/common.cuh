@@ -1,0 +1,117 @@
+// native/cuda/kernels/common.cuh — what every kernel file includes: the CUDA headers (or
+// the CPU interpreter in their place), shared-memory and launch macros, warp reductions,
+// element loads, and the per-head view of the launch parameters (GQA mapping, per-sequence
+// key length, per-head ALiBi slope) built from the tile/ functors.
+#pragma once
+
+#if defined(QKSCOPE_CUDA_EMULATE)
+#include "../emu/emu.hpp"
+#else
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#endif
+
+#include <type_traits>
+
+#include "params.hpp"
+
+// Kernels live in kern::gpu (nvcc) or kern::interp (the CPU interpreter): both builds link
+// into one library, and nvcc emits host stubs named like the kernels.
+#if defined(QKSCOPE_CUDA_EMULATE)
+#define QK_IMPL interp
+#else
+#define QK_IMPL gpu
+#endif
+
+#define QK_DEVICE __device__ __forceinline__
+#if defined(QKSCOPE_CUDA_EMULATE)
+#define QK_SMEM(name) unsigned char* name = ::qkemu::dynamic_smem()
+#define QK_UNROLL
+#else
+#define QK_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#define QK_UNROLL _Pragma("unroll")
+#endif
+
+namespace qkscope::cuda::kern::QK_IMPL {
+
+using tile::offset_t;
+
+constexpr unsigned kFull = 0xffffffffu;
+
+/// Reductions over aligned groups of `width` lanes (1, 2, 4, 8, 16 or 32): every lane of the
+/// group gets the result.
+template <int width>
+QK_DEVICE float group_max(float v) {
+  QK_UNROLL
+  for (int o = width / 2; o > 0; o /= 2) v = tile::max_(v, __shfl_xor_sync(kFull, v, o));
+  return v;
+}
+template <int width>
+QK_DEVICE float group_sum(float v) {
+  QK_UNROLL
+  for (int o = width / 2; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+
+/// Element e of an array of type E as float.
+template <class E>
+QK_DEVICE float to_float(E x);
+template <>
+QK_DEVICE float to_float<float>(float x) { return x; }
+template <>
+QK_DEVICE float to_float<__half>(__half x) { return __half2float(x); }
+template <>
+QK_DEVICE float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/// float to E, rounding to nearest even.
+template <class E>
+QK_DEVICE E from_float(float x);
+template <>
+QK_DEVICE __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <>
+QK_DEVICE __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+/// The launch parameters as seen by one flat query head bh = b * heads + h.
+struct HeadView {
+  tile::Mask mask;             // with the sequence's key length
+  tile::ScoreMods<float> mods; // with the head's ALiBi slope
+  offset_t q = 0, k = 0, v = 0, o = 0, row = 0;  // element offsets of q, k, v, o; row offset (lse)
+};
+
+QK_DEVICE HeadView head_view(const FwdParams& p, int bh) {
+  HeadView h;
+  const int kv = p.heads.kv_of(bh);
+  h.mask = p.key_lengths ? p.mask.with_key_length(p.key_lengths[p.heads.batch_of(bh)]) : p.mask;
+  h.mods = p.slopes ? p.mods.with_slope(p.slopes[p.heads.head_of(bh)]) : p.mods;
+  h.q = offset_t(bh) * p.L_q * p.d;
+  h.k = offset_t(kv) * p.L_k * p.d;
+  h.v = offset_t(kv) * p.L_k * p.d_v;
+  h.o = offset_t(bh) * p.L_q * p.d_v;
+  h.row = offset_t(bh) * p.L_q;
+  return h;
+}
+
+/// The classifier of a kernel with (Br x Bc) blocks, using the call's block map when there is one.
+QK_DEVICE tile::BlockClassifier classifier(const FwdParams& p, const tile::Mask& m, int Br, int Bc) {
+  tile::BlockClassifier c;
+  c.mask = m;
+  c.Br = Br;
+  c.Bc = Bc;
+  c.map = p.block_map;
+  c.map_Br = kMapBr;
+  c.map_Bc = kMapBc;
+  return c;
+}
+
+/// Raw score combiners: dot products and the additive (Bahdanau) tanh sum.
+struct DotScore {
+  static constexpr bool additive = false;
+  QK_DEVICE static float combine(float acc, float q, float k, float) { return fmaf(q, k, acc); }
+};
+struct AdditiveScore {
+  static constexpr bool additive = true;
+  QK_DEVICE static float combine(float acc, float q, float k, float v) { return fmaf(v, tile::tanh_(q + k), acc); }
+};
+
+}  // namespace qkscope::cuda::kern::QK_IMPL

@@ -1,0 +1,165 @@
+// native/cuda/kernels/v3_flash.cuh — ladder step 3: fused flash-style forward (fp32, SIMT).
+// One block of 256 threads per (query block of BR = 16 RM rows, head); key blocks of 64:
+//   for each key block the band allows (BlockClassifier::key_blocks), skipping empty ones:
+//     S = Q K^T (additive: sum_h v_h tanh(A_ih + B_jh), d_h streamed in chunks of 32)
+//     x = tile::Logits(S);  m, l, acc updated by tile::OnlineSoftmax;  acc += P V
+//   O = acc / l,  lse = m + log l   (saved for the backward, FlashAttention-2 style)
+// Never stores the (L_q, L_k) matrix, nor the additive (L_q, L_k, d_h) tanh tensor.
+// Threads form a 16 x 16 grid: thread (ty, tx) owns rows ty*RM + r and keys tx + 16 n of the
+// score tile, and output columns tx + 16 c; a row's 16 owners are one half-warp, so row
+// max/sum are 4 xor-shuffles and P only needs a __syncwarp before the P V product.
+// Shared memory (floats): P [BR][BC+pad], V [BC][d_v], Q [BR][d|1], K [BC][d|1] (dot) or
+// A [BR][33], B [BC][33], v [32] (additive); odd row strides keep column reads conflict-free.
+// Template: Score (DotScore, AdditiveScore), RM (rows per thread), DV (max d_v, multiple of 16).
+// Dao et al. 2022 (Alg. 1), Dao 2023 (FlashAttention-2, §3.1: loop order, lse output).
+#pragma once
+
+#include "common.cuh"
+
+namespace qkscope::cuda::kern::QK_IMPL {
+
+template <class Score, int RM, int DV>
+__global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p) {
+  constexpr int BR = 16 * RM, BC = V3Shape::BC, CN = BC / 16, VN = DV / 16, HC = V3Shape::HC;
+  constexpr int LDP = V3Shape::ldp(RM);
+  static_assert(DV % 16 == 0, "DV must be a multiple of 16");
+  const int tid = int(threadIdx.x), tx = tid % 16, ty = tid / 16;
+  const int qb = int(blockIdx.x), bh = int(blockIdx.y), i0 = qb * BR;
+  const int d = p.d, dv = p.d_v;
+  const HeadView h = head_view(p, bh);
+  const tile::Logits<float> lg{h.mask, h.mods};
+  const tile::BlockClassifier bc = classifier(p, h.mask, BR, BC);
+  const float* q = static_cast<const float*>(p.q) + h.q;
+  const float* k = static_cast<const float*>(p.k) + h.k;
+  const float* v = static_cast<const float*>(p.v) + h.v;
+
+  QK_SMEM(smem);
+  const int ldq = Score::additive ? HC + 1 : odd_stride(d);
+  float* Ps = reinterpret_cast<float*>(smem);  // [BR][LDP]
+  float* Vs = Ps + BR * LDP;                   // [BC][dv]
+  float* Qs = Vs + BC * dv;                    // [BR][ldq]
+  float* Ks = Qs + BR * ldq;                   // [BC][ldq]
+  float* vs = Ks + BC * ldq;                   // [HC] (additive)
+
+  if constexpr (!Score::additive)  // the query block stays in shared memory for every key block
+    for (int e = tid; e < BR * d; e += 256) {
+      const int r = e / d, c = e % d;
+      Qs[r * ldq + c] = i0 + r < p.L_q ? q[offset_t(i0 + r) * d + c] : 0.f;
+    }
+
+  tile::OnlineSoftmax<float> st[RM];
+  float acc[RM][VN];
+  QK_UNROLL
+  for (int r = 0; r < RM; ++r)
+    QK_UNROLL
+    for (int c = 0; c < VN; ++c) acc[r][c] = 0.f;
+
+  const tile::Range kbs = bc.key_blocks(qb);
+  for (int kb = kbs.begin; kb < kbs.end; ++kb) {
+    const tile::BlockKind kind = bc(qb, kb);  // the same for every thread of the block
+    if (kind == tile::BlockKind::empty) continue;
+    const int j0 = kb * BC;
+    __syncthreads();  // every thread is done with the previous block's P, V, K
+    for (int e = tid; e < BC * dv; e += 256) {
+      const int r = e / dv, c = e % dv;
+      Vs[r * dv + c] = j0 + r < p.L_k ? v[offset_t(j0 + r) * dv + c] : 0.f;
+    }
+    float s[RM][CN];
+    QK_UNROLL
+    for (int r = 0; r < RM; ++r)
+      QK_UNROLL
+      for (int n = 0; n < CN; ++n) s[r][n] = 0.f;
+    if constexpr (!Score::additive) {
+      for (int e = tid; e < BC * d; e += 256) {
+        const int r = e / d, c = e % d;
+        Ks[r * ldq + c] = j0 + r < p.L_k ? k[offset_t(j0 + r) * d + c] : 0.f;
+      }
+      __syncthreads();
+      for (int c = 0; c < d; ++c) {
+        float qv[RM], kv[CN];
+        QK_UNROLL
+        for (int r = 0; r < RM; ++r) qv[r] = Qs[(ty * RM + r) * ldq + c];
+        QK_UNROLL
+        for (int n = 0; n < CN; ++n) kv[n] = Ks[(tx + 16 * n) * ldq + c];
+        QK_UNROLL
+        for (int r = 0; r < RM; ++r)
+          QK_UNROLL
+          for (int n = 0; n < CN; ++n) s[r][n] = fmaf(qv[r], kv[n], s[r][n]);
+      }
+    } else {
+      for (int h0 = 0; h0 < d; h0 += HC) {
+        const int hn = tile::imin(HC, d - h0);
+        __syncthreads();  // the previous chunk has been consumed
+        for (int e = tid; e < BR * HC; e += 256) {
+          const int r = e / HC, c = e % HC;
+          Qs[r * ldq + c] = (i0 + r < p.L_q && c < hn) ? q[offset_t(i0 + r) * d + h0 + c] : 0.f;
+        }
+        for (int e = tid; e < BC * HC; e += 256) {
+          const int r = e / HC, c = e % HC;
+          Ks[r * ldq + c] = (j0 + r < p.L_k && c < hn) ? k[offset_t(j0 + r) * d + h0 + c] : 0.f;
+        }
+        if (tid < HC) vs[tid] = tid < hn ? p.add_v[h0 + tid] : 0.f;
+        __syncthreads();
+        for (int c = 0; c < hn; ++c) {
+          float qv[RM], kv[CN];
+          const float w = vs[c];
+          QK_UNROLL
+          for (int r = 0; r < RM; ++r) qv[r] = Qs[(ty * RM + r) * ldq + c];
+          QK_UNROLL
+          for (int n = 0; n < CN; ++n) kv[n] = Ks[(tx + 16 * n) * ldq + c];
+          QK_UNROLL
+          for (int r = 0; r < RM; ++r)
+            QK_UNROLL
+            for (int n = 0; n < CN; ++n) s[r][n] = Score::combine(s[r][n], qv[r], kv[n], w);
+        }
+      }
+    }
+    // Logits, online softmax, P into shared memory (each half-warp writes its own rows).
+    QK_UNROLL
+    for (int r = 0; r < RM; ++r) {
+      const int i = i0 + ty * RM + r;
+      float mx = tile::neg_inf<float>();
+      QK_UNROLL
+      for (int n = 0; n < CN; ++n) {
+        s[r][n] = lg(s[r][n], i, j0 + tx + 16 * n, kind);
+        mx = tile::max_(mx, s[r][n]);
+      }
+      const float alpha = st[r].rescale(group_max<16>(mx));
+      float sum = 0.f;
+      QK_UNROLL
+      for (int n = 0; n < CN; ++n) {
+        const float pv = st[r].p(s[r][n]);
+        Ps[(ty * RM + r) * LDP + tx + 16 * n] = pv;
+        sum += pv;
+      }
+      st[r].add(group_sum<16>(sum));
+      QK_UNROLL
+      for (int c = 0; c < VN; ++c) acc[r][c] *= alpha;
+    }
+    __syncwarp();  // the half-warp's P rows are visible to the half-warp (V was synced above)
+    const int bk = tile::imin(BC, p.L_k - j0);
+    for (int j = 0; j < bk; ++j) {
+      float vv[VN];
+      QK_UNROLL
+      for (int c = 0; c < VN; ++c) vv[c] = tx + 16 * c < dv ? Vs[j * dv + tx + 16 * c] : 0.f;
+      QK_UNROLL
+      for (int r = 0; r < RM; ++r) {
+        const float pr = Ps[(ty * RM + r) * LDP + j];
+        QK_UNROLL
+        for (int c = 0; c < VN; ++c) acc[r][c] = fmaf(pr, vv[c], acc[r][c]);
+      }
+    }
+  }
+  QK_UNROLL
+  for (int r = 0; r < RM; ++r) {
+    const int i = i0 + ty * RM + r;
+    if (i >= p.L_q) continue;
+    const float inv = st[r].inv_l();
+    QK_UNROLL
+    for (int c = 0; c < VN; ++c)
+      if (tx + 16 * c < dv) p.o[h.o + offset_t(i) * dv + tx + 16 * c] = acc[r][c] * inv;
+    if (tx == 0) p.lse[h.row + i] = st[r].logsumexp();
+  }
+}
+
+}  // namespace qkscope::cuda::kern::QK_IMPL
