@@ -17,7 +17,7 @@
 #include "params.hpp"
 
 // Kernels live in kern::gpu (nvcc) or kern::interp (the CPU interpreter): both builds link
-// into one library, and nvcc emits host stubs named like the kernels.
+// into one library, and nvcc emits host-side launch functions named like the kernels.
 #if defined(QKSCOPE_CUDA_EMULATE)
 #define QK_IMPL interp
 #else
