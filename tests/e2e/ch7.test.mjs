@@ -6,25 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, cells, chapterOverflow, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
 
 const env = usePage();
-/** Pixels by which anything in this chapter sticks out past the viewport (not inside a scroll box). */
-function chapterOverflow(page, id) {
-  return page.evaluate((id) => {
-    const W = document.documentElement.clientWidth;
-    const clipped = (e) => {
-      for (let p = e.parentElement; p; p = p.parentElement) if (/(hidden|auto|scroll|clip)/.test(getComputedStyle(p).overflowX)) return true;
-      return false;
-    };
-    let worst = 0;
-    for (const e of document.getElementById(id).querySelectorAll('*')) {
-      const b = e.getBoundingClientRect();
-      if (b.width > 0 && getComputedStyle(e).position !== 'absolute' && !clipped(e)) worst = Math.max(worst, b.right - W);
-    }
-    return worst;
-  }, id);
-}
 
 const TIME = '[data-testid="figure-c7-time"]';
 const ADD = '[data-testid="figure-c7-additive"]';

@@ -109,3 +109,20 @@ export async function noInjectedMarkup(page) {
 export function repoRootFile(path) {
   return join(repoRoot, path);
 }
+
+/** Pixels by which anything in this chapter sticks out past the viewport (not inside a scroll box). */
+export function chapterOverflow(page, id) {
+  return page.evaluate((id) => {
+    const W = document.documentElement.clientWidth;
+    const clipped = (e) => {
+      for (let p = e.parentElement; p; p = p.parentElement) if (/(hidden|auto|scroll|clip)/.test(getComputedStyle(p).overflowX)) return true;
+      return false;
+    };
+    let worst = 0;
+    for (const e of document.getElementById(id).querySelectorAll('*')) {
+      const b = e.getBoundingClientRect();
+      if (b.width > 0 && getComputedStyle(e).position !== 'absolute' && !clipped(e)) worst = Math.max(worst, b.right - W);
+    }
+    return worst;
+  }, id);
+}

@@ -8,6 +8,7 @@
  */
 import type { ForwardResult, Matrix, ScoreName } from '../../../../wasm/qkscope.js';
 import { fill } from '../../i18n';
+import { runTimed } from '../shared/timed-run';
 import { LineChart, type LineSeries } from '../../charts/line';
 import { BarChart } from '../../charts/bars';
 import { Heatmap } from '../../charts/heatmap';
@@ -18,7 +19,7 @@ import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { integer, radios } from '../shared/controls';
-import { type Timing, broadcastAdditive, bytesText, maxAbsDiff, measure, memoryBytes, powersOfTwo, randn } from './model';
+import { type Timing, broadcastAdditive, bytesText, maxAbsDiff, memoryBytes, powersOfTwo, randn } from './model';
 import type { Ch7Spec } from './index';
 import type { Ch7Text } from './en';
 
@@ -109,23 +110,18 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     const inputs = new Map(Ls.map((L) => [L, { Q: randn(1, 0, L, d), K: randn(1, 1, L, d), V: randn(1, 2, L, d) }]));
     results = [];
     drawTime();
-    runButton.disabled = true;
-    status.dataset.done = 'false';
     const tasks = Ls.flatMap((L) => names.map((n) => {
       const { Q, K, V } = inputs.get(L)!;
       return { series: n, x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: n as ScoreName, hidden: d }) };
     }));
-    status.textContent = fill(t.running, { done: 0, total: tasks.length });
-    await measure(tasks, REPS, (res, done, total) => {
-      if (my !== generation) return;
-      results.push(res);
-      status.textContent = fill(t.running, { done, total });
-      drawTime();
-    }, () => my !== generation);
-    if (my !== generation) return;
-    runButton.disabled = false;
-    status.textContent = fill(t.done, { reps: REPS });
-    status.dataset.done = 'true';
+    await runTimed({
+      tasks, reps: REPS, status, button: runButton, text: t,
+      stale: () => my !== generation,
+      onResult: (res) => {
+        results.push(res);
+        drawTime();
+      },
+    });
   };
   runButton.addEventListener('click', () => void run());
 
@@ -232,8 +228,6 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     results = [];
     check = null;
     draw();
-    runButton.disabled = true;
-    status.dataset.done = 'false';
     const params = ctx.qk.initParams('additive', D, D, dh, 0);
     const p = { W_q: params.W_q!, W_k: params.W_k!, v: params.v!, b: params.b! };
     const inputs = new Map(Ls.map((L) => [L, { Q: randn(2, 0, L, D), K: randn(2, 1, L, D), V: randn(2, 2, L, D) }]));
@@ -252,18 +246,15 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       const core = ctx.qk.forward({ query: Q, key: K, value: V, score: 'additive', params });
       check = { L, diff: maxAbsDiff(out.scores.data, core.rawScores.data), bytes: out.tensorBytes };
     };
-    status.textContent = fill(t1.running, { done: 0, total: tasks.length });
-    await measure(tasks, REPS, (res, done, total) => {
-      if (my !== generation) return;
-      results.push(res);
-      if (res.series === 'broadcast') verify(res.x);
-      status.textContent = fill(t1.running, { done, total });
-      draw();
-    }, () => my !== generation);
-    if (my !== generation) return;
-    runButton.disabled = false;
-    status.textContent = fill(t1.done, { reps: REPS });
-    status.dataset.done = 'true';
+    await runTimed({
+      tasks, reps: REPS, status, button: runButton, text: t1,
+      stale: () => my !== generation,
+      onResult: (res) => {
+        results.push(res);
+        if (res.series === 'broadcast') verify(res.x);
+        draw();
+      },
+    });
   };
   runButton.addEventListener('click', () => void run());
 

@@ -1,6 +1,6 @@
 /**
- * Chapter 7's model (no DOM): seeded inputs, a cooperative timing loop (median of warm runs,
- * yielding to the page between measurements), memory estimates from shapes, and the
+ * Chapter 7's model (no DOM): seeded inputs, memory estimates from shapes (the timing loop
+ * is web/src/model/timing.ts), and the
  * textbook "broadcast" additive attention that materialises the (L_q, L_k, d_h) tensor
  *   S_ij = v . tanh(W_q q_i + W_k k_j + b)     (Bahdanau et al. 2015, eq. 6)
  * the way `torch.tanh(qp[:, None, :] + kp[None, :, :] + b) @ v` does (TUTORIAL_FACTS §5.2).
@@ -13,77 +13,7 @@ export function randn(seed: number, k: number, rows: number, cols: number): Matr
   return normalMatrix(normals(stream(seed, k)), rows, cols);
 }
 
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-/** One thing to time: `run` does the work once. */
-export interface TimingTask {
-  series: string;
-  x: number;
-  run: () => void;
-}
-
-export interface Timing {
-  series: string;
-  x: number;
-  /** Median of the warm runs, in milliseconds. */
-  ms: number;
-  runs: number;
-}
-
-/** Stop measuring a series once one run takes longer than this (phones survive). */
-export const SLOW_MS = 1200;
-
-/**
- * Times each task: one warm-up run, then up to `reps` timed runs (fewer when a run is slow),
- * median reported. Yields to the event loop between runs so the page stays responsive; a
- * series whose run exceeded SLOW_MS skips its larger sizes. Stops early when `cancelled()`.
- */
-export async function measure(
-  tasks: TimingTask[],
-  reps: number,
-  onResult: (t: Timing, done: number, total: number) => void,
-  cancelled: () => boolean,
-  now: () => number = () => performance.now(),
-): Promise<Timing[]> {
-  const out: Timing[] = [];
-  const tooSlow = new Set<string>();
-  const pause = () => new Promise<void>((r) => setTimeout(r, 0));
-  let done = 0;
-  for (const task of tasks) {
-    done++;
-    if (cancelled()) break;
-    if (tooSlow.has(task.series)) continue;
-    let t0 = now();
-    task.run(); // warm-up (JIT, allocation)
-    const warm = now() - t0;
-    const n = warm > SLOW_MS / 3 ? 1 : reps;
-    const times: number[] = [];
-    for (let r = 0; r < n; r++) {
-      await pause();
-      if (cancelled()) return out;
-      t0 = now();
-      task.run();
-      times.push(now() - t0);
-    }
-    const res = { series: task.series, x: task.x, ms: median(times), runs: times.length };
-    if (Math.max(warm, ...times) > SLOW_MS) tooSlow.add(task.series);
-    out.push(res);
-    onResult(res, done, tasks.length);
-    await pause();
-  }
-  return out;
-}
-
-/** Powers of two from `lo` to `hi` inclusive. */
-export function powersOfTwo(lo: number, hi: number): number[] {
-  const out: number[] = [];
-  for (let x = lo; x <= hi; x *= 2) out.push(x);
-  return out;
-}
+export { measure, median, powersOfTwo, SLOW_MS, type Timing, type TimingTask } from '../../model/timing';
 
 /** Bytes of float32 buffers, by what they hold (estimates from shapes, one head, batch 1). */
 export function memoryBytes(L: number, d: number, dh: number) {

@@ -8,6 +8,7 @@
  */
 import type { ForwardResult, Matrix } from '../../../../wasm/qkscope.js';
 import { fill } from '../../i18n';
+import { runTimed } from '../shared/timed-run';
 import { LineChart, type LineSeries } from '../../charts/line';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { type FigureData, matricesTable } from '../../charts/export';
@@ -17,7 +18,7 @@ import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider } from '../shared/controls';
-import { type Timing, measure } from '../ch7-cost/model';
+import type { Timing } from '../../model/timing';
 import { eluFeatures, favorFeatures, impliedWeights, linearAttention, powersOfTwo, randn, relError, softmaxAttentionJs, windowGlobalMask } from './model';
 import type { Ch8Spec } from './index';
 import type { Ch8Text } from './en';
@@ -156,8 +157,6 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     const Ls = powersOfTwo(64, Number(store.get().maxL));
     results = [];
     draw();
-    runButton.disabled = true;
-    status.dataset.done = 'false';
     const elu = eluFeatures();
     const fav = favorFeatures(5, M, D);
     const tasks = Ls.flatMap((L) => {
@@ -171,17 +170,14 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
         { series: 'favor', x: L, run: () => void linearAttention(Q, K, V, fav) },
       ];
     });
-    status.textContent = fill(t.running, { done: 0, total: tasks.length });
-    await measure(tasks, REPS, (res, done, total) => {
-      if (my !== generation) return;
-      results.push(res);
-      status.textContent = fill(t.running, { done, total });
-      draw();
-    }, () => my !== generation);
-    if (my !== generation) return;
-    runButton.disabled = false;
-    status.textContent = fill(t.done, { reps: REPS });
-    status.dataset.done = 'true';
+    await runTimed({
+      tasks, reps: REPS, status, button: runButton, text: t,
+      stale: () => my !== generation,
+      onResult: (res) => {
+        results.push(res);
+        draw();
+      },
+    });
   };
   runButton.addEventListener('click', () => void run());
 

@@ -163,8 +163,4 @@ export function windowGlobalMask(L: number, w: number, g: number): boolean[][] {
   return Array.from({ length: L }, (_, i) => Array.from({ length: L }, (_, j) => Math.abs(i - j) <= w || i < g || j < g));
 }
 
-export function powersOfTwo(lo: number, hi: number): number[] {
-  const out: number[] = [];
-  for (let x = lo; x <= hi; x *= 2) out.push(x);
-  return out;
-}
+export { powersOfTwo } from '../../model/timing';
