@@ -360,6 +360,14 @@ struct ForwardPlan::Impl {
     p.o = buf.alloc<float>(rows * std::size_t(pl.d_v));
     p.lse = buf.alloc<float>(rows);
     if (version <= 2) p.scores = buf.alloc<float>(rows * std::size_t(pl.L_k));
+    if (version == 3) {
+      const int br = 16 * kern::v3_variant(p.additive, pl.d_v).rm;
+      p.kv_splits = kern::v3_kv_splits(p.additive, (pl.L_q + br - 1) / br * (long long)pl.heads.count(), pl.L_k);
+      if (p.kv_splits > 1) {
+        p.part_o = buf.alloc<float>(std::size_t(p.kv_splits) * rows * std::size_t(pl.d_v));
+        p.part_lse = buf.alloc<float>(std::size_t(p.kv_splits) * rows);
+      }
+    }
   }
 };
 

@@ -37,7 +37,12 @@ void run_v3(const FwdParams& p) {
   auto k = &v3_forward<Score, RM, DV>;
   const std::size_t smem = v3_smem_bytes(Score::additive, p.d, p.d_v);
   allow_smem(k, smem, "v3_forward");
-  QK_LAUNCH("v3_forward", k, dim3(blocks_for(p.L_q, 16 * RM), unsigned(p.heads.count())), dim3(256), smem, p);
+  if (p.kv_splits < 1 || p.kv_splits > kV3MaxSplits || (p.kv_splits > 1 && (!p.part_o || !p.part_lse)))
+    throw std::invalid_argument("kernel version 3: kv_splits = " + std::to_string(p.kv_splits) +
+                                " needs 1.." + std::to_string(kV3MaxSplits) + " and partial buffers");
+  const unsigned heads = unsigned(p.heads.count());
+  QK_LAUNCH("v3_forward", k, dim3(blocks_for(p.L_q, 16 * RM), heads, unsigned(p.kv_splits)), dim3(256), smem, p);
+  if (p.kv_splits > 1) QK_LAUNCH("v3_combine", v3_combine, dim3(heads * unsigned(p.L_q)), dim3(128), 0, p);
 }
 
 }  // namespace

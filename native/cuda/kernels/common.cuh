@@ -104,6 +104,15 @@ QK_DEVICE tile::BlockClassifier classifier(const FwdParams& p, const tile::Mask&
   return c;
 }
 
+/// 1 / x by the hardware approximation (__fdividef: MUFU.RCP, ~1 ulp; 0 when |x| > 2^126).
+QK_DEVICE float fast_rcp(float x) {
+#if defined(QKSCOPE_CUDA_EMULATE)
+  return (x > 0x1p126f || x < -0x1p126f) ? 0.f : 1.f / x;
+#else
+  return __fdividef(1.f, x);
+#endif
+}
+
 /// Raw score combiners: dot products and the additive (Bahdanau) tanh sum.
 struct DotScore {
   static constexpr bool additive = false;
@@ -112,6 +121,13 @@ struct DotScore {
 struct AdditiveScore {
   static constexpr bool additive = true;
   QK_DEVICE static float combine(float acc, float q, float k, float v) { return fmaf(v, tile::tanh_(q + k), acc); }
+  /// The same term from ea = e^{2q}, eb = e^{2k}: tanh(q + k) = 1 - 2 / (ea eb + 1), one
+  /// reciprocal instead of a tanhf. Absolute error ~2e-7 for |q|, |k| <= kExpLimit (the
+  /// product may overflow to inf there: the reciprocal is 0, tanh = 1, as it should be).
+  static constexpr float kExpLimit = 40.f;  // e^{80} < FLT_MAX
+  QK_DEVICE static float combine_exp(float acc, float ea, float eb, float v) {
+    return fmaf(v, fmaf(-2.f, fast_rcp(fmaf(ea, eb, 1.f)), 1.f), acc);
+  }
 };
 
 }  // namespace qkscope::cuda::kern::QK_IMPL

@@ -39,6 +39,9 @@ struct FwdParams {
   const std::uint8_t* block_map = nullptr;  // (kMapBr x kMapBc) block kinds for keep masks
   tile::ScoreMods<float> mods;           // relative / dense point to device arrays
   const float* slopes = nullptr;         // (heads) ALiBi slope per head, or nullptr
+  int kv_splits = 1;                     // version 3: CTAs sharing one query block's keys (gridDim.z)
+  float* part_o = nullptr;               // kv_splits > 1: (kv_splits, batch*heads, L_q, d_v) partial O
+  float* part_lse = nullptr;             //   and (kv_splits, batch*heads, L_q) their logsumexps
 };
 
 struct BwdParams {
@@ -96,6 +99,20 @@ inline V3Variant v3_variant(bool additive, int d_v) {
   if (d_v <= 512) return {1, 512};
   return {};
 }
+/// Version 3, additive: how many CTAs split one query block's key blocks (split-KV, as in
+/// flash-decoding; a combine kernel merges their (O, lse)). One head at L_q = 512 gives only
+/// 32 query blocks of 16 rows: without a split, 32 of an H100/H200's 132 SMs work (measured on
+/// an H200: 0.95 ms, slower than the unfused version 2). Aim at kV3TargetCtas CTAs, at most one
+/// split per key block and kV3MaxSplits in all. The dot family keeps one CTA per query block.
+inline constexpr int kV3TargetCtas = 264, kV3MaxSplits = 8;  // 264: two per SM of a 132-SM chip
+inline int v3_kv_splits(bool additive, long long query_blocks, int L_k) {
+  if (!additive || query_blocks < 1) return 1;
+  const long long key_blocks = (L_k + V3Shape::BC - 1) / V3Shape::BC;
+  long long s = (kV3TargetCtas + query_blocks - 1) / query_blocks;
+  if (s > key_blocks) s = key_blocks;
+  if (s > kV3MaxSplits) s = kV3MaxSplits;
+  return s < 1 ? 1 : int(s);
+}
 /// Padded head dim of versions 4/5 and of the backward (64 or 128); 0 = unsupported.
 inline int padded_dim(int d, int d_v) {
   const int m = d > d_v ? d : d_v;
@@ -109,7 +126,7 @@ inline std::size_t v3_smem_bytes(bool additive, int d, int d_v) {
   const int BR = 16 * v.rm, BC = V3Shape::BC;
   const int ldq = additive ? V3Shape::HC + 1 : odd_stride(d);
   return sizeof(float) * (std::size_t(BR) * V3Shape::ldp(v.rm) + std::size_t(BC) * d_v +
-                          std::size_t(BR + BC) * ldq + V3Shape::HC);
+                          std::size_t(BR + BC) * ldq + V3Shape::HC + 8);
 }
 
 /// v3_bwd_dkdv (dq = false) or v3_bwd_dq (dq = true).

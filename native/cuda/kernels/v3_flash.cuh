@@ -9,7 +9,14 @@
 // score tile, and output columns tx + 16 c; a row's 16 owners are one half-warp, so row
 // max/sum are 4 xor-shuffles and P only needs a __syncwarp before the P V product.
 // Shared memory (floats): P [BR][BC+pad], V [BC][d_v], Q [BR][d|1], K [BC][d|1] (dot) or
-// A [BR][33], B [BC][33], v [32] (additive); odd row strides keep column reads conflict-free.
+// A [BR][33], B [BC][33], v [32], 8 warp maxima (additive); odd row strides keep column reads
+// conflict-free.
+// Additive: a d_h chunk whose |A|, |B| stay <= AdditiveScore::kExpLimit is turned into
+// e^{2A}, e^{2B} in shared memory (O(BR + BC) exps per chunk), so that each (i, j, h) term is
+// one FMA, one hardware reciprocal and two FMAs instead of a tanhf (the product-of-exponentials
+// formula of the CPU kernel, docs in native/bench/NOTES.md); other chunks keep tanhf.
+// Split-KV (p.kv_splits > 1, additive only, see v3_kv_splits): CTA z of a query block takes
+// the z-th share of its key blocks and writes a partial (O, lse); v3_combine merges them.
 // Template: Score (DotScore, AdditiveScore), RM (rows per thread), DV (max d_v, multiple of 16).
 // Dao et al. 2022 (Alg. 1), Dao 2023 (FlashAttention-2, §3.1: loop order, lse output).
 #pragma once
@@ -24,7 +31,7 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
   constexpr int LDP = V3Shape::ldp(RM);
   static_assert(DV % 16 == 0, "DV must be a multiple of 16");
   const int tid = int(threadIdx.x), tx = tid % 16, ty = tid / 16;
-  const int qb = int(blockIdx.x), bh = int(blockIdx.y), i0 = qb * BR;
+  const int qb = int(blockIdx.x), bh = int(blockIdx.y), split = int(blockIdx.z), i0 = qb * BR;
   const int d = p.d, dv = p.d_v;
   const HeadView h = head_view(p, bh);
   const tile::Logits<float> lg{h.mask, h.mods};
@@ -40,6 +47,7 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
   float* Qs = Vs + BC * dv;                    // [BR][ldq]
   float* Ks = Qs + BR * ldq;                   // [BC][ldq]
   float* vs = Ks + BC * ldq;                   // [HC] (additive)
+  float* wmax = vs + HC;                       // [8] per-warp max |A|, |B| of a chunk (additive)
 
   if constexpr (!Score::additive)  // the query block stays in shared memory for every key block
     for (int e = tid; e < BR * d; e += 256) {
@@ -54,7 +62,12 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
     QK_UNROLL
     for (int c = 0; c < VN; ++c) acc[r][c] = 0.f;
 
-  const tile::Range kbs = bc.key_blocks(qb);
+  tile::Range kbs = bc.key_blocks(qb);
+  if (p.kv_splits > 1) {  // this CTA's share of the key blocks
+    const int n = kbs.end - kbs.begin, b0 = kbs.begin;
+    kbs.begin = b0 + int((long long)n * split / p.kv_splits);
+    kbs.end = b0 + int((long long)n * (split + 1) / p.kv_splits);
+  }
   for (int kb = kbs.begin; kb < kbs.end; ++kb) {
     const tile::BlockKind kind = bc(qb, kb);  // the same for every thread of the block
     if (kind == tile::BlockKind::empty) continue;
@@ -89,28 +102,57 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
     } else {
       for (int h0 = 0; h0 < d; h0 += HC) {
         const int hn = tile::imin(HC, d - h0);
-        __syncthreads();  // the previous chunk has been consumed
+        __syncthreads();  // the previous chunk (and its warp maxima) has been consumed
+        float big = 0.f;  // largest |A|, |B| this thread loaded
         for (int e = tid; e < BR * HC; e += 256) {
           const int r = e / HC, c = e % HC;
-          Qs[r * ldq + c] = (i0 + r < p.L_q && c < hn) ? q[offset_t(i0 + r) * d + h0 + c] : 0.f;
+          const float x = (i0 + r < p.L_q && c < hn) ? q[offset_t(i0 + r) * d + h0 + c] : 0.f;
+          Qs[r * ldq + c] = x;
+          big = tile::max_(big, x < 0.f ? -x : x);
         }
         for (int e = tid; e < BC * HC; e += 256) {
           const int r = e / HC, c = e % HC;
-          Ks[r * ldq + c] = (j0 + r < p.L_k && c < hn) ? k[offset_t(j0 + r) * d + h0 + c] : 0.f;
+          const float x = (j0 + r < p.L_k && c < hn) ? k[offset_t(j0 + r) * d + h0 + c] : 0.f;
+          Ks[r * ldq + c] = x;
+          big = tile::max_(big, x < 0.f ? -x : x);
         }
         if (tid < HC) vs[tid] = tid < hn ? p.add_v[h0 + tid] : 0.f;
+        big = group_max<32>(big);
+        if (tid % 32 == 0) wmax[tid / 32] = big;
         __syncthreads();
-        for (int c = 0; c < hn; ++c) {
-          float qv[RM], kv[CN];
-          const float w = vs[c];
-          QK_UNROLL
-          for (int r = 0; r < RM; ++r) qv[r] = Qs[(ty * RM + r) * ldq + c];
-          QK_UNROLL
-          for (int n = 0; n < CN; ++n) kv[n] = Ks[(tx + 16 * n) * ldq + c];
-          QK_UNROLL
-          for (int r = 0; r < RM; ++r)
+        float chunk_max = 0.f;
+        QK_UNROLL
+        for (int w = 0; w < 8; ++w) chunk_max = tile::max_(chunk_max, wmax[w]);
+        if (chunk_max <= AdditiveScore::kExpLimit) {  // the same decision in every thread
+          // Each thread turns the values it stored into e^{2x}: no other thread touches them.
+          for (int e = tid; e < BR * HC; e += 256) Qs[(e / HC) * ldq + e % HC] = tile::exp_(2.f * Qs[(e / HC) * ldq + e % HC]);
+          for (int e = tid; e < BC * HC; e += 256) Ks[(e / HC) * ldq + e % HC] = tile::exp_(2.f * Ks[(e / HC) * ldq + e % HC]);
+          __syncthreads();
+          for (int c = 0; c < hn; ++c) {
+            float qv[RM], kv[CN];
+            const float w = vs[c];
             QK_UNROLL
-            for (int n = 0; n < CN; ++n) s[r][n] = Score::combine(s[r][n], qv[r], kv[n], w);
+            for (int r = 0; r < RM; ++r) qv[r] = Qs[(ty * RM + r) * ldq + c];
+            QK_UNROLL
+            for (int n = 0; n < CN; ++n) kv[n] = Ks[(tx + 16 * n) * ldq + c];
+            QK_UNROLL
+            for (int r = 0; r < RM; ++r)
+              QK_UNROLL
+              for (int n = 0; n < CN; ++n) s[r][n] = AdditiveScore::combine_exp(s[r][n], qv[r], kv[n], w);
+          }
+        } else {
+          for (int c = 0; c < hn; ++c) {
+            float qv[RM], kv[CN];
+            const float w = vs[c];
+            QK_UNROLL
+            for (int r = 0; r < RM; ++r) qv[r] = Qs[(ty * RM + r) * ldq + c];
+            QK_UNROLL
+            for (int n = 0; n < CN; ++n) kv[n] = Ks[(tx + 16 * n) * ldq + c];
+            QK_UNROLL
+            for (int r = 0; r < RM; ++r)
+              QK_UNROLL
+              for (int n = 0; n < CN; ++n) s[r][n] = Score::combine(s[r][n], qv[r], kv[n], w);
+          }
         }
       }
     }
@@ -150,6 +192,14 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
       }
     }
   }
+  // O and lse, or this split's partial O and lse (rows of the split's slab).
+  float* o = p.o + h.o;
+  float* lse = p.lse + h.row;
+  if (p.kv_splits > 1) {
+    const offset_t rows = offset_t(p.heads.count()) * p.L_q;
+    o = p.part_o + offset_t(split) * rows * dv + h.o;
+    lse = p.part_lse + offset_t(split) * rows + h.row;
+  }
   QK_UNROLL
   for (int r = 0; r < RM; ++r) {
     const int i = i0 + ty * RM + r;
@@ -157,9 +207,34 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
     const float inv = st[r].inv_l();
     QK_UNROLL
     for (int c = 0; c < VN; ++c)
-      if (tx + 16 * c < dv) p.o[h.o + offset_t(i) * dv + tx + 16 * c] = acc[r][c] * inv;
-    if (tx == 0) p.lse[h.row + i] = st[r].logsumexp();
+      if (tx + 16 * c < dv) o[offset_t(i) * dv + tx + 16 * c] = acc[r][c] * inv;
+    if (tx == 0) lse[i] = st[r].logsumexp();
   }
+}
+
+/// Split-KV combine: one CTA of 128 threads per row r (of batch*heads*L_q): with the splits'
+/// logsumexps l_s and m = max_s l_s, O = sum_s e^{l_s - m} O_s / sum_s e^{l_s - m} and
+/// lse = m + log sum_s e^{l_s - m}; a row no split saw (every l_s = -inf) gets O = 0, lse = -inf.
+__global__ void __launch_bounds__(128) v3_combine(FwdParams p) {
+  const offset_t rows = offset_t(p.heads.count()) * p.L_q, r = offset_t(blockIdx.x);
+  const int dv = p.d_v;
+  float m = tile::neg_inf<float>();
+  for (int s = 0; s < p.kv_splits; ++s) m = tile::max_(m, p.part_lse[s * rows + r]);
+  float w[kV3MaxSplits], l = 0.f;
+  QK_UNROLL
+  for (int s = 0; s < kV3MaxSplits; ++s) {
+    w[s] = s < p.kv_splits && m != tile::neg_inf<float>() ? tile::exp_(p.part_lse[s * rows + r] - m) : 0.f;
+    l += w[s];
+  }
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  for (int c = int(threadIdx.x); c < dv; c += 128) {
+    float acc = 0.f;
+    QK_UNROLL
+    for (int s = 0; s < kV3MaxSplits; ++s)
+      if (s < p.kv_splits) acc = fmaf(w[s], p.part_o[(s * rows + r) * dv + c], acc);
+    p.o[r * dv + c] = acc * inv;
+  }
+  if (threadIdx.x == 0) p.lse[r] = l > 0.f ? m + tile::log_(l) : tile::neg_inf<float>();
 }
 
 }  // namespace qkscope::cuda::kern::QK_IMPL

@@ -123,5 +123,18 @@ TEST_CASE("GPU and interpreter run the same kernels: results agree to float roun
     CHECK((g.output - c.output).cwiseAbs().maxCoeff() < 1e-4f);
     CHECK((g.logsumexp - c.logsumexp).cwiseAbs().maxCoeff() < 1e-4f);
   }
+  // Additive on version 3: 9 query blocks, 4 key blocks -> four CTAs per query block and the
+  // combine kernel (v3_kv_splits), e^{2x} product terms; compute-sanitizer runs this test too.
+  AttentionConfig<float> add;
+  add.score = "additive";
+  add.mask.causal = true;
+  const auto pa = init_params<float>("additive", 64, 64, 40, 7);
+  cuda::Options o;
+  o.version = 3;
+  const auto g = cuda::attention_forward(Q, K, V, pa, add, o);
+  o.interpret = true;
+  const auto c = cuda::attention_forward(Q, K, V, pa, add, o);
+  CHECK((g.output - c.output).cwiseAbs().maxCoeff() < 1e-4f);
+  CHECK((g.logsumexp - c.logsumexp).cwiseAbs().maxCoeff() < 1e-4f);
 }
 #endif  // QKSCOPE_CUDA_TESTS

@@ -6,6 +6,7 @@
 #if defined(QKSCOPE_CUDA_TESTS)
 #include "cuda/cases.hpp"
 #include "emu/schedule.hpp"
+#include "kernels/params.hpp"
 
 using namespace qkscope;
 using qkcuda::Heads;
@@ -95,6 +96,38 @@ TEST_CASE("interpreter: fused additive attention with d_h in several 32-wide chu
     qkcuda::check("additive", Size{19, 70, 37, 24}, "window(9,-)", win, 1, interp(version), Heads{}, rng, false);
   }
   qkcuda::check("additive", Size{17, 65, 8, 300}, "none", {}, 0, interp(3), Heads{}, rng, false);
+}
+
+TEST_CASE("interpreter: additive version 3 splits the keys over CTAs and keeps tanhf where e^{2x} would overflow",
+          "[cuda][interpreter]") {
+  // 2 query blocks of 16 rows and 4 key blocks of 64: four CTAs share each query block's keys
+  // (v3_kv_splits), the first one sees a window-masked key block only in part. Amplitude 1: every
+  // d_h chunk takes the e^{2A} e^{2B} product; amplitude 60: |A|, |B| pass kExpLimit = 40 and the
+  // chunks fall back to tanhf (the product would give inf * 0 = NaN there).
+  const Eigen::Index L_q = 20, L_k = 200, d = 12, d_h = 40, d_v = 9;
+  REQUIRE(cuda::kern::v3_kv_splits(true, 2, int(L_k)) == 4);
+  REQUIRE(cuda::kern::v3_kv_splits(false, 2, int(L_k)) == 1);
+  detail::Rng rng(16);
+  for (double amp : {1.0, 60.0}) {
+    const MatrixD Q = qktest::randn(rng, L_q, d, amp), K = qktest::randn(rng, L_k, d, amp),
+                  V = qktest::randn(rng, L_k, d_v);
+    const auto p64 = init_params<double>("additive", d, d, d_h, 11);
+    const auto p32 = p64.cast<float>();
+    AttentionConfig<double> c64;
+    c64.score = "additive";
+    c64.mask.window_left = 150;
+    AttentionConfig<float> c32;
+    c32.score = "additive";
+    c32.mask.window_left = 150;
+    const auto ref = reference::attention<double>(Q, K, V, p64, c64);
+    const auto naive = reference::attention<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(), p32, c32);
+    const auto r = cuda::attention_forward(Q.cast<float>(), K.cast<float>(), V.cast<float>(), p32, c32, interp(3));
+    const double max_a = (Q * p64.W_q.transpose()).cwiseAbs().maxCoeff();
+    INFO("amplitude " << amp << ", max |A| " << max_a);
+    if (amp > 1) REQUIRE(max_a > 40);
+    CHECK_MATCHES_REFERENCE("output", r.output, naive.output, ref.output);
+    CHECK_MATCHES_REFERENCE("logsumexp", r.logsumexp, naive.logsumexp, ref.logsumexp);
+  }
 }
 
 TEST_CASE("interpreter: version 3 backward (recompute P from logsumexp) matches the core's gradients",
