@@ -20,6 +20,7 @@
 #   QKSCOPE_DEVICE_BUDGET_S  the time budget (default 460 s)
 #   QKSCOPE_DEVICE_STEPS     steps to run, comma-separated from build,sass,tests,sanitizer,bench,
 #                            torch (default: all); the machine and table steps always run
+#   QKSCOPE_BENCH_PRESETS    presets of step 5 (default: bert-base gpt2 llama-7b additive)
 #   QKSCOPE_PREBUILT         a folder with qkscope_cuda_tests, qkscope_cuda_bench and
 #                            libqkscope_cuda.a built elsewhere for sm_90a (and its ptxas.txt):
 #                            used when both binaries start on this machine, else the build runs
@@ -134,7 +135,7 @@ fi
 step "5. benchmarks: validate, then time"
 rm -f "$LOG/bench.csv"
 if want bench && [ -x "$BENCH" ]; then
-  for p in bert-base gpt2 llama-7b additive; do
+  for p in ${QKSCOPE_BENCH_PRESETS:-bert-base gpt2 llama-7b additive}; do
     reps=20
     [ "$p" = llama-7b ] && reps=10
     t=$(cap 90)
@@ -142,7 +143,7 @@ if want bench && [ -x "$BENCH" ]; then
     timeout "$t" "$BENCH" --preset "$p" --backward --repeats "$reps" --csv "$LOG/bench.csv" || fail "bench $p (exit $?)"
   done
   t=$(cap 45)
-  if skip_if_late "$t" "bench llama-7b bf16"; then
+  if [[ " ${QKSCOPE_BENCH_PRESETS:-llama-7b} " == *" llama-7b "* ]] && skip_if_late "$t" "bench llama-7b bf16"; then
     timeout "$t" "$BENCH" --preset llama-7b --versions 4,5 --precision bf16 --no-baseline --repeats 10 \
       --csv "$LOG/bench.csv" || fail "bench llama-7b bf16 (exit $?)"
   fi
