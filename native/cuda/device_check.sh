@@ -21,9 +21,6 @@
 #   QKSCOPE_DEVICE_STEPS     steps to run, comma-separated from build,sass,tests,sanitizer,bench,
 #                            torch (default: all); the machine and table steps always run
 #   QKSCOPE_BENCH_PRESETS    presets of step 5 (default: bert-base gpt2 llama-7b additive)
-#   QKSCOPE_PREBUILT         a folder with qkscope_cuda_tests, qkscope_cuda_bench and
-#                            libqkscope_cuda.a built elsewhere for sm_90a (and its ptxas.txt):
-#                            used when both binaries start on this machine, else the build runs
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
@@ -67,14 +64,7 @@ JOBS=$(nproc)
 LIB=$BUILD/native/cuda/libqkscope_cuda.a
 TESTS=$BUILD/native/cuda/qkscope_cuda_tests
 BENCH=$BUILD/native/cuda/qkscope_cuda_bench
-PRE=${QKSCOPE_PREBUILT:-}
-if [ -n "$PRE" ] && timeout 20 "$PRE/qkscope_cuda_tests" --list-test-names-only > /dev/null 2>&1 &&
-   timeout 20 "$PRE/qkscope_cuda_bench" --help > /dev/null 2>&1 && [ -f "$PRE/libqkscope_cuda.a" ]; then
-  step "1. prebuilt binaries from $PRE (they start here: build skipped)"
-  LIB=$PRE/libqkscope_cuda.a TESTS=$PRE/qkscope_cuda_tests BENCH=$PRE/qkscope_cuda_bench
-  [ -f "$PRE/ptxas.txt" ] && cp "$PRE/ptxas.txt" "$LOG/ptxas.txt"
-elif want build; then
-  [ -n "$PRE" ] && echo "prebuilt binaries in '$PRE' missing or not runnable here: building"
+if want build; then
   step "1. configure and build (Release, sm_90a)"
   args=(-S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG"
         -DCMAKE_CUDA_ARCHITECTURES=90a -DQKSCOPE_CUDA=ON -DQKSCOPE_CUDA_PTXAS_VERBOSE=ON)

@@ -102,8 +102,8 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
     } else {
       // Each thread's share of a chunk: QL values of A and KL of B, element e = tid + 256 u.
       // They are fetched into registers one chunk ahead, so the global-load latency of chunk
-      // h0 + HC overlaps the terms of chunk h0 (measured on an H200: with the loads issued one
-      // by one before each chunk, their latency took over half the kernel's time).
+      // h0 + HC overlaps the terms of chunk h0 (H200, L 512, d_h 512: 0.192 -> 0.159 ms against
+      // loading each chunk in a run-time loop just before it is used).
       constexpr int QL = BR * HC / 256, KL = BC * HC / 256;
       static_assert(BR * HC % 256 == 0 && BC * HC % 256 == 0, "chunk shares must be whole");
       float ra[QL], rb[KL];
