@@ -17,6 +17,10 @@ vite=node_modules/.bin/vite
 cp wasm/dist/widget/qkscope_widget.mjs wasm/dist/widget/qkscope_widget.wasm dist/widget/esm/
 node_modules/.bin/tsc -p web/widget.tsconfig.json
 mkdir -p dist/widget/types/wasm && cp wasm/qkscope.d.ts dist/widget/types/wasm/qkscope.d.ts
+# tsc keeps the '@qkscope/wasm' alias in declarations; npm consumers need the relative path.
+for f in dist/widget/types/web/src/widget/*.d.ts; do
+  sed -i "s#'@qkscope/wasm'#'../../../wasm/qkscope.js'#g" "$f"
+done
 "$vite" build --config web/widget.vite.config.ts --mode standalone --logLevel warn
 raw=$(stat -c%s dist/widget/qk-scope.js)
 gz=$(gzip -9c dist/widget/qk-scope.js | wc -c)

@@ -6,6 +6,7 @@
 import { defineConfig } from 'vite';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { aliases } from './aliases';
 
 const webDir = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -17,6 +18,7 @@ export default defineConfig({
   root: webDir,
   // Relative asset URLs: the build works from any sub-path (e.g. a project page).
   base: './',
+  resolve: { alias: aliases },
   build: {
     outDir: fileURLToPath(new URL('./dist', import.meta.url)),
     emptyOutDir: true,

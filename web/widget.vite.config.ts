@@ -11,6 +11,7 @@ import { defineConfig, type Plugin } from 'vite';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
+import { aliases } from './aliases';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const widgetSrc = `${repoRoot}web/src/widget/`;
@@ -57,6 +58,7 @@ export default defineConfig(({ mode }) => {
   return {
     root: widgetSrc,
     publicDir: false,
+    resolve: { alias: aliases },
     plugins: [standalone ? inlineWasm() : externalGlue()],
     build: {
       outDir: fileURLToPath(new URL(standalone ? '../dist/widget' : '../dist/widget/esm', import.meta.url)),

@@ -99,7 +99,9 @@ test('three widgets render under a strict CSP, offline, sharing one wasm instanc
   const { page, finish } = await open();
   const counts = await page.evaluate(() =>
     ['worked', 'steps', 'bad'].map((id) => document.getElementById(id).shadowRoot.querySelectorAll('[role=grid]').length));
-  assert.deepEqual(counts, [1, 4, 6], 'heatmap: 1 grid, steps: 4, compare: one per scoring function');
+  const { loadQkScope } = await import(join(repoRoot, 'wasm/qkscope.js'));
+  const qk = await loadQkScope({ wasmBinary: await readFile(join(repoRoot, 'wasm/dist/qkscope_core.wasm')) });
+  assert.deepEqual(counts, [1, 4, qk.scoreFunctions.length], 'heatmap: 1 grid, steps: 4, compare: one per scoring function');
   assert.equal(await page.evaluate(() => window.__instances), 1, 'one WebAssembly instance for three widgets');
   assert.equal(await page.evaluate(() => customElements.get('qk-scope') !== undefined), true);
   await finish();

@@ -5,9 +5,8 @@
  * (kicker, title, lede, sections) and then lets the chapter add its figures. View state
  * lives in the URL (chapters/shared/url.ts); switching language re-renders the page.
  */
-import type { QkScope } from '../../wasm/qkscope.js';
-import { catalog, fill, type Catalog } from './i18n';
-import { LANGS, type Lang } from './model/state';
+import type { QkScope } from '@qkscope/wasm';
+import { LANGS, type Lang, catalog, fill, type Catalog } from './i18n';
 import type { FieldSpecs, ValuesOf } from './model/url-state';
 import type { ArticleView, Chapter, ChapterContext } from './chapters/types';
 import { Store } from './chapters/shared/store';

@@ -5,9 +5,8 @@
  */
 import 'katex/dist/katex.min.css';
 import './styles.css';
-import { loadQkScope } from '../../wasm/qkscope.js';
-import { catalog, fill } from './i18n';
-import { LANGS, type Lang } from './model/state';
+import { loadQkScope } from '@qkscope/wasm';
+import { LANGS, type Lang, catalog, fill } from './i18n';
 import { CHAPTERS } from './chapters';
 import { type LoadedChapter, mountApp } from './app';
 

@@ -5,9 +5,8 @@
  * sections with their prose) from the catalog, then calls `render` so the chapter can put
  * its figures into its sections. See web/CHAPTERS.md.
  */
-import type { QkScope } from '../../../wasm/qkscope.js';
-import type { Catalog } from '../i18n';
-import type { Lang } from '../model/state';
+import type { QkScope } from '@qkscope/wasm';
+import type { Catalog, Lang } from '../i18n';
 import type { FieldSpecs, ValuesOf } from '../model/url-state';
 import type { Store } from './shared/store';
 import type { Vars } from './shared/rich';
@@ -57,7 +56,7 @@ export interface ArticleView {
 export interface Chapter<T extends ChapterText = ChapterText> {
   /** Anchor id, equal to text[lang].id, e.g. "ch2". */
   id: string;
-  /** URL namespace of the chapter's state, e.g. "c2". Chapter 1 uses the legacy unprefixed keys. */
+  /** URL namespace of the chapter's state, e.g. "c2"; '' for plain keys (chapter 1, whose links predate namespaces). */
   ns: string;
   /** Prose and strings per language. */
   text: Record<Lang, T>;

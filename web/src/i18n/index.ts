@@ -1,6 +1,5 @@
 /** Language catalogs by code. */
-import type { Lang } from '../model/state';
-import type { Catalog } from './types';
+import type { Catalog, Lang } from './types';
 import { en } from './en';
 import { zh } from './zh';
 
@@ -10,5 +9,5 @@ export function catalog(lang: Lang): Catalog {
   return CATALOGS[lang];
 }
 
-export { fill } from './types';
-export type { Catalog, CommonStrings, PasteStrings, UiStrings } from './types';
+export { fill, LANGS } from './types';
+export type { Lang, Catalog, CommonStrings, PasteStrings, UiStrings } from './types';

@@ -6,7 +6,9 @@
  * "$...$" inline math; "- " bullets; "1. " numbered list; **bold**, *italic*;
  * {{name}} = a live value from the core. UI strings may hold {name} slots, filled by `fill()`.
  */
-import type { Lang } from '../model/state';
+/** The page's languages: English and Simplified Chinese. */
+export type Lang = 'en' | 'zh';
+export const LANGS: readonly Lang[] = ['en', 'zh'];
 
 export interface UiStrings {
   siteName: string;

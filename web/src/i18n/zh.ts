@@ -71,5 +71,6 @@ export const zh: Catalog = {
     bilinear: '双线性（general）',
     additive: '加性（concat）',
     linear_concat: '线性拼接（无激活函数）',
+    neg_sq_euclidean: '负欧氏距离平方',
   },
 };

@@ -1,6 +1,7 @@
 /**
- * Number formatting for prose, cells and TeX (no DOM).
- * Display text uses the typographic minus (U+2212); TeX uses '-'.
+ * Number formatting for prose, cells, legends, URLs and TeX (no DOM): the one place that
+ * turns numbers into text. Display text uses the typographic minus (U+2212); TeX and URL
+ * text use '-'.
  */
 
 const MINUS = '\u2212';
@@ -13,6 +14,22 @@ export function fixed(x: number, decimals: number): string {
   let s = x.toFixed(decimals);
   if (/^-0(\.0*)?$/.test(s)) s = s.slice(1);
   return s.replace('-', MINUS);
+}
+
+/** At most `digits` significant digits, ASCII, tiny values (|x| < 1e-9) as 0: URL and data text. */
+export function shortNumber(x: number, digits = 6): string {
+  if (Math.abs(x) < 1e-9) return '0';
+  return String(Number(x.toPrecision(digits)));
+}
+
+/**
+ * Display text with `digits` significant digits (typographic minus); nonzero |x| below `tiny`
+ * in scientific notation with `expDigits` decimals; non-finite values as an en dash.
+ */
+export function sig(x: number, digits = 3, opts: { tiny?: number; expDigits?: number } = {}): string {
+  if (!Number.isFinite(x)) return '\u2013';
+  if (x !== 0 && Math.abs(x) < (opts.tiny ?? 0)) return x.toExponential(opts.expDigits ?? 1).replace('-', MINUS);
+  return shortNumber(x, digits).replace('-', MINUS);
 }
 
 /** Like `fixed` but trailing zeros (and a bare point) removed: 0.5000 -> 0.5, 1.0000 -> 1. */

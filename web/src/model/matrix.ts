@@ -51,3 +51,8 @@ export function argmax(xs: ArrayLike<number>): number {
   for (let j = 0; j < xs.length; j++) if (best < 0 || xs[j]! > xs[best]!) best = j;
   return best;
 }
+
+/** Where the core masked a logit: it writes -Infinity into maskedScores (i, j 0-based). */
+export function maskedCells(maskedScores: RowMajor): (i: number, j: number) => boolean {
+  return (i, j) => maskedScores.data[i * maskedScores.cols + j] === -Infinity;
+}

@@ -3,7 +3,8 @@
  * Ettinger, public domain) for uniforms, Box–Muller for standard normals. The same
  * (seed, stream) gives the same numbers on every engine, so a shared URL reproduces a run.
  */
-import type { Matrix } from '../../../wasm/qkscope.js';
+import type { Matrix } from '@qkscope/wasm';
+import type { Mat } from './matrix';
 
 /** Floats in [0, 1) from a 32-bit seed. */
 export function mulberry32(seed: number): () => number {
@@ -44,4 +45,18 @@ export function normalMatrix(next: () => number, rows: number, cols: number): Ma
   const data = new Float32Array(rows * cols);
   for (let i = 0; i < data.length; i++) data[i] = next();
   return { rows, cols, data };
+}
+
+/**
+ * A rows x cols matrix for (seed, stream) with entries uniform in [-1, 1], rounded to one
+ * decimal so they print short (<qk-scope>'s Q, K, V when none are given: streams 0, 1, 2).
+ */
+export function seededMatrix(seed: number, streamId: number, rows: number, cols: number): Mat {
+  const next = stream(seed, streamId);
+  return Array.from({ length: rows }, () =>
+    Array.from({ length: cols }, () => {
+      const x = Math.round((next() * 2 - 1) * 10) / 10;
+      return x === 0 ? 0 : x; // no -0
+    }),
+  );
 }

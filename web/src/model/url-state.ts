@@ -1,7 +1,8 @@
 /**
- * Namespaced, validated URL state for the chapters (no DOM). A chapter declares its
- * controls as a table of fields, each with a default, a parser that rejects garbage
- * and a sanitizer that clamps; values round-trip through "?<ns>.<key>=<value>" and only
+ * Namespaced, validated URL state for the chapters (no DOM): the page's one view-state
+ * system. A chapter declares its controls as a table of fields, each with a default, a
+ * parser that rejects garbage and a sanitizer that clamps; values round-trip through
+ * "?<ns>.<key>=<value>" (namespace '' = plain "?<key>=<value>", chapter 1's keys) and only
  * values that differ from the default are written (after TF Playground's state.ts).
  *
  *   const spec = { score: choice(names, 'scaled_dot'), alpha: num(0.1, 0, 1), dh: int(4, 1, 16) };
@@ -12,6 +13,7 @@
  * string from a fixed list, or a clamped numeric matrix; free text never gets through.
  */
 import { type Mat, equal, resize } from './matrix';
+import { shortNumber } from './format';
 
 export interface FieldSpec<T> {
   readonly default: T;
@@ -27,6 +29,18 @@ export interface FieldSpec<T> {
 export type FieldSpecs = Record<string, FieldSpec<any>>;
 export type ValuesOf<S extends FieldSpecs> = { [K in keyof S]: S[K] extends FieldSpec<infer T> ? T : never };
 
+/** Sizes and entries of the small editable matrices (Q, K, V) of the figures. */
+export const MATRIX_LIMITS = {
+  len: { min: 1, max: 8 },
+  dim: { min: 1, max: 8 },
+  value: { min: -100, max: 100 },
+} as const;
+
+/** The URL parameter of field `key` in namespace `ns` ('' = no prefix). */
+export function paramName(ns: string, key: string): string {
+  return ns ? `${ns}.${key}` : key;
+}
+
 export function clamp(x: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, x));
 }
@@ -35,12 +49,6 @@ function parseNumber(raw: string): number | null {
   if (raw.trim() === '' || raw.length > 32) return null;
   const x = Number(raw);
   return Number.isFinite(x) ? x : null;
-}
-
-/** Short text of a number: at most `digits` significant digits, tiny values as 0. */
-export function shortNumber(x: number, digits = 6): string {
-  if (Math.abs(x) < 1e-9) return '0';
-  return String(Number(x.toPrecision(digits)));
 }
 
 /** A number in [min, max]; `integer` rounds; `digits` significant digits are kept. */
@@ -99,7 +107,8 @@ export interface MatrixLimits {
  * A numeric matrix written "1,0,2;0,1,3" (rows by ';', entries by ','). Its shape comes
  * from the text, clamped to the limits; ragged rows are zero-padded, bad entries read 0.
  */
-export function matrix(def: Mat, lim: MatrixLimits = { rows: [1, 8], cols: [1, 8], value: [-100, 100] }): FieldSpec<Mat> {
+const L = MATRIX_LIMITS;
+export function matrix(def: Mat, lim: MatrixLimits = { rows: [L.len.min, L.len.max], cols: [L.dim.min, L.dim.max], value: [L.value.min, L.value.max] }): FieldSpec<Mat> {
   const sanitize = (m: Mat): Mat => {
     const rows = clamp(m.length, lim.rows[0], lim.rows[1]);
     const cols = clamp(Math.max(0, ...m.map((r) => r.length)), lim.cols[0], lim.cols[1]);
@@ -129,7 +138,7 @@ export function defaults<S extends FieldSpecs>(spec: S): ValuesOf<S> {
 export function readValues<S extends FieldSpecs>(spec: S, params: URLSearchParams, ns: string): ValuesOf<S> {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(spec)) {
-    const raw = params.get(`${ns}.${k}`);
+    const raw = params.get(paramName(ns, k));
     out[k] = (raw === null ? null : spec[k]!.parse(raw)) ?? spec[k]!.default;
   }
   return out as ValuesOf<S>;
@@ -142,13 +151,24 @@ export function sanitizePatch<S extends FieldSpecs>(spec: S, patch: Partial<Valu
   return out as Partial<ValuesOf<S>>;
 }
 
-/** URL entries [key, text] of the values that differ from the defaults, in field order. */
-export function writeEntries<S extends FieldSpecs>(spec: S, values: ValuesOf<S>, ns: string): [string, string][] {
+/**
+ * URL entries [key, text] of the values that differ from their defaults, in field order.
+ * With a cross-field rule `normalize` (e.g. Q resized to L_q x d_q), a value is at its
+ * default when it equals what the default becomes under the other values, so a matrix
+ * that only followed a size change is not written (reading applies the same rule).
+ */
+export function writeEntries<S extends FieldSpecs>(spec: S, values: ValuesOf<S>, ns: string, normalize: (v: ValuesOf<S>) => ValuesOf<S> = (v) => v): [string, string][] {
   const out: [string, string][] = [];
   for (const k of Object.keys(spec)) {
     const f = spec[k]!;
     const v = (values as Record<string, unknown>)[k];
-    if (!f.equals(v, f.default)) out.push([`${ns}.${k}`, f.format(v)]);
+    const def = (normalize({ ...values, [k]: f.default }) as Record<string, unknown>)[k];
+    if (!f.equals(v, def)) out.push([paramName(ns, k), f.format(v)]);
   }
   return out;
+}
+
+/** The parameter names a field table owns in namespace `ns`. */
+export function paramNames(spec: FieldSpecs, ns: string): string[] {
+  return Object.keys(spec).map((k) => paramName(ns, k));
 }

@@ -1,26 +1,37 @@
 /**
  * Attributes of <qk-scope> -> a validated WidgetConfig (no DOM). Attributes are the
  * source of truth; every bad value falls back to its default and yields a message
- * (shown by the element in a polite role=status region), never an exception.
+ * (shown by the element in a polite role=status region), never an exception. The
+ * accepted `score` and `normalizer` values are the core's registries (QkScope.scoreFunctions,
+ * QkScope.normalizers): a function added to the C++ registry is accepted with no edit here.
  * Pipeline of the core: f(q,k) -> x scale -> mask -> normalize(z / temperature) -> weights x V.
  */
-import type { CausalAlignment, ForwardOptions, NormalizerName, ScoreName } from '../../../wasm/qkscope.js';
+import type { CausalAlignment, ForwardOptions, QkScope } from '@qkscope/wasm';
 import type { Mat } from '../model/matrix';
-import { seededMatrix } from './rng';
+import { seededMatrix } from '../model/random';
 
 export type MaskKind = 'none' | 'causal' | 'padding';
 export type ViewKind = 'heatmap' | 'steps' | 'compare';
 export type WidgetLang = 'en' | 'zh';
 export type ControlName = 'score' | 'temperature' | 'mask' | 'normalizer' | 'view' | 'seed';
 
-export const SCORES: readonly ScoreName[] = ['dot', 'scaled_dot', 'cosine', 'bilinear', 'additive', 'linear_concat'];
-export const NORMALIZERS: readonly NormalizerName[] = ['softmax', 'hard', 'gumbel_softmax', 'sparsemax', 'topk_softmax'];
 export const MASKS: readonly MaskKind[] = ['none', 'causal', 'padding'];
 export const VIEWS: readonly ViewKind[] = ['heatmap', 'steps', 'compare'];
 export const ALIGNMENTS: readonly CausalAlignment[] = ['top_left', 'bottom_right'];
 export const LANGS: readonly WidgetLang[] = ['en', 'zh'];
 export const CONTROLS: readonly ControlName[] = ['score', 'temperature', 'mask', 'normalizer', 'view', 'seed'];
 export const DEFAULT_CONTROLS: readonly ControlName[] = ['score', 'temperature', 'mask'];
+
+/** The names the core's registries hold, in their order. */
+export interface Registry {
+  scores: readonly string[];
+  normalizers: readonly string[];
+}
+
+/** The registries of a loaded core. */
+export function registryOf(core: Pick<QkScope, 'scoreFunctions' | 'normalizers'>): Registry {
+  return { scores: core.scoreFunctions.map((f) => f.name), normalizers: core.normalizers.map((n) => n.name) };
+}
 
 /** Largest sequence length and head dimension the widget accepts (small matrices only). */
 export const MAX_LEN = 16;
@@ -34,7 +45,8 @@ export const ATTRIBUTES = [
 export type AttributeName = (typeof ATTRIBUTES)[number];
 
 export interface WidgetConfig {
-  score: ScoreName;
+  /** A name from the core's score registry. */
+  score: string;
   d: number;
   lq: number;
   lk: number;
@@ -44,7 +56,8 @@ export interface WidgetConfig {
   /** Valid keys when mask = 'padding' (1..lk). */
   keyLength: number;
   causalAlignment: CausalAlignment;
-  normalizer: NormalizerName;
+  /** A name from the core's normalizer registry. */
+  normalizer: string;
   topK: number;
   view: ViewKind;
   lang: WidgetLang;
@@ -107,10 +120,28 @@ function matrix(get: Get, name: AttributeName, out: ConfigProblem[]): Mat | null
   return m as Mat;
 }
 
-/** Parses the attributes (read through `get`) into a config and the problems found. */
-export function parseConfig(get: Get): { config: WidgetConfig; problems: ConfigProblem[] } {
+/** `preferred` when the registry has it, else its first name. */
+function preferredOf(names: readonly string[], preferred: string): string {
+  return names.includes(preferred) || names.length === 0 ? preferred : names[0]!;
+}
+
+/**
+ * A registry name. Before the core has loaded (`names` null) the registry is not known
+ * yet: any lower-case identifier passes, and the element checks again once it has loaded.
+ */
+function registered(get: Get, name: AttributeName, names: readonly string[] | null, preferred: string, out: ConfigProblem[]): string {
+  if (names) return choice(get, name, names, preferredOf(names, preferred), out);
+  const raw = get(name)?.trim();
+  return raw && /^[a-z][a-z0-9_]*$/.test(raw) ? raw : preferred;
+}
+
+/**
+ * Parses the attributes (read through `get`) into a config and the problems found;
+ * `registry` (from `registryOf(core)`) decides which score and normalizer names exist.
+ */
+export function parseConfig(get: Get, registry: Registry | null = null): { config: WidgetConfig; problems: ConfigProblem[] } {
   const p: ConfigProblem[] = [];
-  const score = choice(get, 'score', SCORES, 'scaled_dot', p);
+  const score = registered(get, 'score', registry?.scores ?? null, 'scaled_dot', p);
   const seed = integer(get, 'seed', 0, 2 ** 31 - 1, 0, p);
 
   let temperature = 1;
@@ -136,14 +167,14 @@ export function parseConfig(get: Get): { config: WidgetConfig; problems: ConfigP
   const d = q ? q[0]!.length : k ? k[0]!.length : integer(get, 'd', 1, MAX_DIM, 4, p);
   const lq = q ? q.length : integer(get, 'lq', 1, MAX_LEN, 3, p);
   const lk = k ? k.length : v ? v.length : integer(get, 'lk', 1, MAX_LEN, lq, p);
-  q ??= seededMatrix(seed, 1, lq, d);
-  k ??= seededMatrix(seed, 2, lk, d);
-  v ??= seededMatrix(seed, 3, lk, d);
+  q ??= seededMatrix(seed, 0, lq, d);
+  k ??= seededMatrix(seed, 1, lk, d);
+  v ??= seededMatrix(seed, 2, lk, d);
 
   const mask = choice(get, 'mask', MASKS, 'none', p);
   const keyLength = integer(get, 'key-length', 1, lk, Math.max(1, lk - 1), p);
   const causalAlignment = choice(get, 'causal-alignment', ALIGNMENTS, 'top_left', p);
-  const normalizer = choice(get, 'normalizer', NORMALIZERS, 'softmax', p);
+  const normalizer = registered(get, 'normalizer', registry?.normalizers ?? null, 'softmax', p);
   const topK = integer(get, 'top-k', 1, lk, Math.min(2, lk), p);
   const view = choice(get, 'view', VIEWS, 'heatmap', p);
   const lang = choice(get, 'lang', LANGS, 'en', p);
@@ -164,15 +195,15 @@ export function parseConfig(get: Get): { config: WidgetConfig; problems: ConfigP
 }
 
 /** The core's ForwardOptions for a config, with another scoring function if given (compare view). */
-export function forwardOptions(c: WidgetConfig, score: ScoreName = c.score): ForwardOptions {
+export function forwardOptions(c: WidgetConfig, score: string = c.score): ForwardOptions {
   const o: ForwardOptions = {
     query: c.q,
     key: c.k,
     value: c.v,
-    score,
+    score: score as ForwardOptions['score'],
     seed: c.seed,
     temperature: c.temperature,
-    normalizer: c.normalizer,
+    normalizer: c.normalizer as ForwardOptions['normalizer'],
     causal: c.mask === 'causal',
     causalAlignment: c.causalAlignment,
   };

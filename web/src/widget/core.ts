@@ -4,7 +4,7 @@
  * module and from the self-contained script (even both on one page, or the script
  * included twice) share one WebAssembly instance. Same interface as wasm/qkscope.js.
  */
-import type { QkScope } from '../../../wasm/qkscope.js';
+import type { QkScope } from '@qkscope/wasm';
 import createCore from './core-glue.js';
 
 const KEY = Symbol.for('qkscope.widget.core');

@@ -5,7 +5,8 @@
  * and not propagated; on blur the last valid value comes back.
  */
 import { type Mat, clone } from '../model/matrix';
-import { LIMITS, clamp, numberText } from '../model/state';
+import { shortNumber } from '../model/format';
+import { MATRIX_LIMITS as LIMITS, clamp } from '../model/url-state';
 
 export interface MatrixEditorOptions {
   /** Short symbol shown in the heading and used in labels, e.g. "Q". */
@@ -47,7 +48,7 @@ export class MatrixEditor {
         const input = this.inputs[i]![j]!;
         // The input being typed into keeps its text ("0." must not become "0").
         if (document.activeElement !== input) {
-          input.value = numberText(x);
+          input.value = shortNumber(x);
           input.removeAttribute('aria-invalid');
         }
       }),
@@ -107,7 +108,7 @@ export class MatrixEditor {
 
   private onCommit(input: HTMLInputElement, i: number, j: number): void {
     // Show the value actually used (clamped, or the last valid one).
-    input.value = numberText(this.value[i]![j]!);
+    input.value = shortNumber(this.value[i]![j]!);
     input.removeAttribute('aria-invalid');
     input.removeAttribute('title');
   }

@@ -6,12 +6,12 @@
  * `attention-change` event (bubbles, composed). Defining it is define.ts's job.
  * Pattern: github/relative-time-element.
  */
-import type { ForwardResult, QkScope, ScoreName } from '../../../wasm/qkscope.js';
-import { toRows } from '../model/matrix';
+import type { ForwardResult, QkScope } from '@qkscope/wasm';
+import { maskedCells, toRows } from '../model/matrix';
 import { cellDecimals } from '../model/format';
 import {
-  ATTRIBUTES, CONTROLS, MASKS, NORMALIZERS, SCORES, VIEWS,
-  type AttributeName, type ControlName, type WidgetConfig, forwardOptions, parseConfig,
+  ATTRIBUTES, CONTROLS, MASKS, VIEWS,
+  type AttributeName, type ControlName, type WidgetConfig, forwardOptions, parseConfig, registryOf,
 } from './config';
 import { loadCore } from './core';
 import { renderGrid } from './grid';
@@ -90,9 +90,12 @@ export class QkScopeElement extends HTMLElement {
     if (old !== value) this.schedule();
   }
 
-  /** The validated configuration the attributes currently describe. */
+  /**
+   * The validated configuration the attributes currently describe (score and normalizer
+   * names are checked against the core's registries once the core has loaded).
+   */
   get config(): WidgetConfig {
-    return parseConfig((n) => this.getAttribute(n)).config;
+    return parseConfig((n) => this.getAttribute(n), this.core && registryOf(this.core)).config;
   }
 
   /** Recomputes once per task, however many attributes changed. */
@@ -106,7 +109,7 @@ export class QkScopeElement extends HTMLElement {
   }
 
   private async update(): Promise<void> {
-    const { config, problems } = parseConfig((n) => this.getAttribute(n));
+    const { config, problems } = parseConfig((n) => this.getAttribute(n), this.core && registryOf(this.core));
     const t = STRINGS[config.lang];
     const messages = problems.map((p) => t.problem(p));
     this.showList(this.status, messages);
@@ -165,12 +168,12 @@ export class QkScopeElement extends HTMLElement {
       const labels: Record<ControlName, string> = {
         score: t.score, temperature: t.temperature, mask: t.mask, normalizer: t.normalizer, view: t.view, seed: t.seed,
       };
-      const scoreLabel = (s: string) => this.core?.scoreFunctions.find((f) => f.name === s)?.label ?? s;
-      const normLabel = (s: string) => this.core?.normalizers.find((f) => f.name === s)?.label ?? s;
+      // Score and normalizer options: the core's registries, in their order, with their labels.
+      const core = this.core!;
       const options: Partial<Record<ControlName, [string, string][]>> = {
-        score: SCORES.map((s) => [s, scoreLabel(s)]),
+        score: core.scoreFunctions.map((f) => [f.name, f.label]),
         mask: MASKS.map((m) => [m, t.masks[m]]),
-        normalizer: NORMALIZERS.map((n) => [n, normLabel(n)]),
+        normalizer: core.normalizers.map((n) => [n.name, n.label]),
         view: VIEWS.map((v) => [v, t.views[v]]),
       };
       for (const name of CONTROLS) {
@@ -212,7 +215,7 @@ export class QkScopeElement extends HTMLElement {
   }
 
   private draw(c: WidgetConfig, t: WidgetStrings, r: ForwardResult): void {
-    const masked = (i: number, j: number) => r.maskedScores.data[i * c.lk + j] === -Infinity;
+    const masked = maskedCells(r.maskedScores);
     const grid = (name: string, title: string, values: ForwardResult['weights'], palette: 'unit' | 'diverging', withMask: boolean, colName = t.key) =>
       renderGrid({
         name, title, values, palette,
@@ -233,9 +236,8 @@ export class QkScopeElement extends HTMLElement {
         grid('output', t.steps.output, r.output, 'diverging', false, t.dim),
       );
     } else {
-      for (const s of SCORES) {
-        const res: ForwardResult = s === c.score ? r : this.core!.forward(forwardOptions(c, s as ScoreName));
-        const label = this.core!.scoreFunctions.find((f) => f.name === s)?.label ?? s;
+      for (const { name: s, label } of this.core!.scoreFunctions) {
+        const res: ForwardResult = s === c.score ? r : this.core!.forward(forwardOptions(c, s));
         const fig = grid(s === c.score ? 'weights' : `weights-${s}`, label, res.weights, 'unit', true);
         fig.dataset.score = s;
         figs.push(fig);

@@ -3,50 +3,41 @@
  * Controls: scoring function (from the core's registry), temperature (log scale),
  * causal mask, key length (padding), parameter seed, sizes; heatmaps of maskedScores,
  * weights and output; per-row entropy and max weight. Errors from forward() are shown
- * inline (role=alert) and the last valid result stays on screen, dimmed.
+ * inline (role=alert) and the last valid result stays on screen, dimmed. State: one Store
+ * (model.ts's field table), bound to the URL like every other chapter's.
  */
-import type { ForwardResult, QkScope, ScoreInfo } from '../../../../wasm/qkscope.js';
+import type { ForwardResult, QkScope, ScoreInfo } from '@qkscope/wasm';
 import { type Catalog, fill } from '../../i18n';
 import { Heatmap } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { MatrixEditor } from '../../widget/matrix-editor';
-import { figureOptions, isMasked } from '../../model/forward';
-import { argmax, row } from '../../model/matrix';
-import { cellDecimals, fitDecimals, fixed } from '../../model/format';
-import { LIMITS, type StateContext, type ViewState, resetFigure, withSizes } from '../../model/state';
+import { argmax, maskedCells, row } from '../../model/matrix';
+import { cellDecimals, fitDecimals, fixed, trimmed } from '../../model/format';
+import { MATRIX_LIMITS } from '../../model/url-state';
+import type { Store } from '../shared/store';
 import { inline, tex } from '../shared/rich';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { PasteBox } from '../shared/paste';
+import { checkbox, controlGroup, integer, select, slider } from '../shared/controls';
+import { type Ch1Spec, SEED, SIZE_KEYS, TAU, figureOptions, withSizes } from './model';
 import type { Ch1Text } from './en';
-
-type SizeKey = 'lq' | 'lk' | 'dq' | 'dk' | 'dv';
-const SIZE_KEYS: readonly SizeKey[] = ['lq', 'lk', 'dq', 'dk', 'dv'];
-const TAU_STEPS = 100; // slider units per decade of tau
 
 export class ScoreFigure {
   readonly el: HTMLElement;
-  private state: ViewState;
   private readonly infos: readonly ScoreInfo[];
-  private readonly select: HTMLSelectElement;
-  private readonly formula = h('div', { className: 'formula' });
+  private readonly formula = testId(h('div', { className: 'formula' }), 'formula');
   private readonly scaleText = h('p', { className: 'hint' });
-  private readonly tau = h('input', { type: 'range', min: String(Math.round(Math.log10(LIMITS.tau.min) * TAU_STEPS)), max: String(Math.round(Math.log10(LIMITS.tau.max) * TAU_STEPS)), step: '1', id: 'fig1-tau' });
-  private readonly tauOut = h('output');
-  private readonly causal = h('input', { type: 'checkbox', id: 'fig1-causal' });
-  private readonly klen = h('input', { type: 'range', min: '1', step: '1', id: 'fig1-klen' });
-  private readonly klenOut = h('output');
-  private readonly seed = h('input', { type: 'number', min: String(LIMITS.seed.min), max: String(LIMITS.seed.max), step: '1', id: 'fig1-seed', inputMode: 'numeric' });
-  private readonly seedBox = h('div', { className: 'control' });
+  private readonly seedBox: HTMLElement;
   private readonly seedHint = h('p', { className: 'hint' });
-  private readonly sizes = new Map<SizeKey, HTMLSelectElement>();
+  private readonly sizes = new Map<string, HTMLSelectElement>();
   private readonly editors: Record<'q' | 'k' | 'v', MatrixEditor>;
-  private readonly alert = h('div', { className: 'alert', role: 'alert' });
+  private readonly alert = testId(h('div', { className: 'alert', role: 'alert' }), 'forward-error');
   private readonly charts = h('div', { className: 'charts' });
   private readonly scores = new Heatmap('heatmap-scores');
   private readonly weights = new Heatmap('heatmap-weights');
   private readonly output = new Heatmap('output-matrix');
-  private readonly stats = h('table', { className: 'row-stats' });
+  private readonly stats = testId(h('table', { className: 'row-stats' }), 'row-stats');
   private readonly statsBox = h('div', { className: 'stats' });
   private last: ForwardResult | null = null;
   private readonly t: Ch1Text['figure'];
@@ -57,70 +48,39 @@ export class ScoreFigure {
     private readonly qk: QkScope,
     private readonly cat: Catalog,
     text: Ch1Text['figure'],
-    private readonly ctx: StateContext,
-    state: ViewState,
-    private readonly onState: (s: ViewState) => void,
+    private readonly store: Store<Ch1Spec>,
   ) {
     const t = text;
     this.t = text;
-    this.state = state;
     this.infos = qk.scoreFunctions;
-    testId(this.alert, 'forward-error');
-    testId(this.stats, 'row-stats');
-    testId(this.tau, 'temperature');
-    testId(this.causal, 'causal');
-    testId(this.klen, 'key-length');
-    testId(this.seed, 'seed');
-    testId(this.formula, 'formula');
-    this.tauOut.setAttribute('for', 'fig1-tau');
-    this.klenOut.setAttribute('for', 'fig1-klen');
 
     // Scoring functions: straight from the core's registry, labels translated when known.
-    this.select = testId(h('select', { id: 'fig1-score' }), 'score-select');
-    for (const info of this.infos) this.select.append(h('option', { value: info.name, textContent: cat.scoreLabels[info.name] ?? info.label }));
-    this.select.addEventListener('change', () => this.set({ ...this.state, score: this.select.value }));
-
-    this.tau.setAttribute('aria-describedby', 'fig1-tau-hint');
-    this.tau.addEventListener('input', () => {
-      const tau = Number((10 ** (Number(this.tau.value) / TAU_STEPS)).toPrecision(3));
-      this.set({ ...this.state, tau });
+    const options = this.infos.map((info) => [info.name, cat.scoreLabels[info.name] ?? info.label] as const);
+    const scoreBox = select(store, 'score', { id: 'fig1-score', testid: 'score-select', label: t.score, options });
+    scoreBox.append(this.scaleText);
+    const tau = slider(store, 'tau', {
+      id: 'fig1-tau', testid: 'temperature', label: t.temperature, hint: t.temperatureHint,
+      min: TAU.min, max: TAU.max, step: 0.01, scale: 'log', format: (v) => `= ${fixed(v, v >= 10 ? 1 : 2)}`,
     });
-    this.causal.addEventListener('change', () => this.set({ ...this.state, causal: this.causal.checked }));
-    this.klen.addEventListener('input', () => this.set({ ...this.state, keyLength: Number(this.klen.value) }));
-    this.seed.addEventListener('input', () => {
-      const x = Number(this.seed.value);
-      if (this.seed.value.trim() !== '' && Number.isInteger(x) && x >= LIMITS.seed.min && x <= LIMITS.seed.max) this.set({ ...this.state, seed: x });
+    const klen = slider(store, 'klen', {
+      id: 'fig1-klen', testid: 'key-length', label: t.keyLength, min: 1, max: () => store.get().lk, step: 1,
+      format: (n) => fill(t.keyLengthValue, { n, total: store.get().lk }),
     });
-
-    const controls = h('div', { className: 'figure-controls', role: 'group' });
-    controls.setAttribute('aria-label', t.controls);
-    this.seedBox.append(h('label', { htmlFor: 'fig1-seed', textContent: t.seed }), this.seed, this.seedHint);
-    const knobs = h('div', { className: 'controls' });
-    controls.append(
-      h('div', { className: 'control control-score' },
-        h('div', {}, h('label', { htmlFor: 'fig1-score', textContent: t.score }), this.select, this.scaleText),
-        this.formula),
-      knobs,
-    );
-    knobs.append(
-      h('div', { className: 'control' },
-        h('label', { htmlFor: 'fig1-tau' }, t.temperature, ' ', this.tauOut), this.tau,
-        h('p', { className: 'hint', id: 'fig1-tau-hint', textContent: t.temperatureHint })),
-      h('div', { className: 'control' },
-        h('label', { htmlFor: 'fig1-klen' }, t.keyLength, ' ', this.klenOut), this.klen,
-        h('label', { className: 'check', htmlFor: 'fig1-causal' }, this.causal, ' ', t.causal),
-        h('p', { className: 'hint', textContent: t.causalHint })),
-      this.seedBox,
-    );
+    const klenInput = klen.querySelector('input')!;
+    klen.append(checkbox(store, 'causal', { id: 'fig1-causal', testid: 'causal', label: t.causal, hint: t.causalHint }));
+    this.seedBox = integer(store, 'seed', { id: 'fig1-seed', testid: 'seed', label: t.seed, min: SEED.min, max: SEED.max });
+    this.seedBox.append(this.seedHint);
+    const controls = controlGroup(t.controls, tau, klen, this.seedBox);
+    const head = h('div', { className: 'control-score' }, scoreBox, this.formula);
 
     // Inputs: sizes and the three matrix editors.
     const sizeRow = h('div', { className: 'sizes', role: 'group' });
     sizeRow.setAttribute('aria-label', t.sizes);
     for (const key of SIZE_KEYS) {
-      const range = key === 'lq' || key === 'lk' ? LIMITS.len : LIMITS.dim;
+      const range = key === 'lq' || key === 'lk' ? MATRIX_LIMITS.len : MATRIX_LIMITS.dim;
       const sel = testId(h('select', { id: `fig1-${key}` }), `size-${key}`);
       for (let n = range.min; n <= range.max; n++) sel.append(h('option', { value: String(n), textContent: String(n) }));
-      sel.addEventListener('change', () => this.set(withSizes(this.state, { [key]: Number(sel.value) })));
+      sel.addEventListener('change', () => store.set(withSizes(store.get(), { [key]: Number(sel.value) })));
       this.sizes.set(key, sel);
       sizeRow.append(h('label', { className: 'size', htmlFor: sel.id }, h('span', { innerHTML: inline(t[key]) }), sel));
     }
@@ -131,7 +91,7 @@ export class ScoreFigure {
         testId: `matrix-${m}`,
         cellLabel: (i, j) => fill(t.cellAria, { m: symbol, i, j }),
         invalidText: t.invalidNumber,
-        onChange: (value) => this.set({ ...this.state, [m]: value }),
+        onChange: (value) => store.set({ [m]: value }),
       });
     this.editors = { q: editor('q', 'Q', t.matrixQ), k: editor('k', 'K', t.matrixK), v: editor('v', 'V', t.matrixV) };
     const inputs = h('div', { className: 'inputs' },
@@ -155,15 +115,13 @@ export class ScoreFigure {
     this.charts.hidden = true;
     this.statsBox.hidden = true;
 
-    // Bring your own Q/K/V: sizes follow the pasted matrices.
+    // Bring your own Q/K/V: sizes follow the pasted matrices, and every key is valid.
     const paste = new PasteBox(cat.common.paste, {
       id: 'fig1-paste',
-      limits: { len: LIMITS.len, dim: LIMITS.dim, value: LIMITS.value },
-      current: () => ({ q: this.state.q, k: this.state.k, v: this.state.v }),
-      apply: ({ q, k, v }) => {
-        const sized = withSizes(this.state, { lq: q.length, lk: k.length, dq: q[0]!.length, dk: k[0]!.length, dv: v[0]!.length });
-        this.set({ ...sized, keyLength: k.length, q, k, v });
-      },
+      limits: MATRIX_LIMITS,
+      current: () => ({ q: store.get().q, k: store.get().k, v: store.get().v }),
+      apply: ({ q, k, v }) =>
+        store.set({ lq: q.length, lk: k.length, dq: q[0]!.length, dk: k[0]!.length, dv: v[0]!.length, klen: MATRIX_LIMITS.len.max, q, k, v }),
     });
     inputs.append(paste.el);
 
@@ -173,8 +131,8 @@ export class ScoreFigure {
       title: t.title,
       caption: t.caption,
       onReset: () => {
-        this.set(resetFigure(this.state, this.ctx));
-        this.select.focus();
+        store.reset();
+        scoreBox.querySelector('select')!.focus();
       },
       charts: () => [
         { title: t.scoresTitle, parts: this.scores.parts() },
@@ -183,42 +141,28 @@ export class ScoreFigure {
       ],
       data: () => {
         const r = this.last;
+        const s = store.get();
         const table = r ? matricesTable([['scores', r.maskedScores], ['weights', r.weights], ['output', r.output]]) : { columns: [], rows: [] };
-        return { ...table, json: { state: { score: this.state.score, tau: this.state.tau, causal: this.state.causal, keyLength: this.state.keyLength, seed: this.state.seed, Q: this.state.q, K: this.state.k, V: this.state.v }, ...(table.json as object) } };
+        return { ...table, json: { state: { score: s.score, tau: s.tau, causal: s.causal, keyLength: s.klen, seed: s.seed, Q: s.q, K: s.k, V: s.v }, ...(table.json as object) } };
       },
     });
-    frame.body.append(controls, inputs, this.alert, this.charts, this.statsBox);
+    frame.body.append(head, controls, inputs, this.alert, this.charts, this.statsBox);
     this.el = frame.el;
+    store.on(() => {
+      klenInput.disabled = store.get().lk === 1;
+      this.render();
+    });
+    klenInput.disabled = store.get().lk === 1;
     this.render();
-  }
-
-  /** Applies a new state (from a control or from outside), reports it, redraws. */
-  set(next: ViewState): void {
-    this.state = next;
-    this.onState(next);
-    this.render();
-  }
-
-  private info(): ScoreInfo | undefined {
-    return this.infos.find((f) => f.name === this.state.score);
   }
 
   private render(): void {
-    const s = this.state;
+    const s = this.store.get();
     const t = this.t;
-    const info = this.info();
-    this.select.value = s.score;
+    const info = this.infos.find((f) => f.name === s.score);
     this.formula.innerHTML = info ? tex(info.tex, true) : '';
-    this.tau.value = String(Math.round(Math.log10(s.tau) * TAU_STEPS));
-    this.tauOut.textContent = `= ${fixed(s.tau, s.tau >= 10 ? 1 : 2)}`;
-    this.causal.checked = s.causal;
-    this.klen.max = String(s.lk);
-    this.klen.value = String(s.keyLength);
-    this.klenOut.textContent = fill(t.keyLengthValue, { n: s.keyLength, total: s.lk });
-    this.klen.disabled = s.lk === 1;
     const params = info?.params ?? [];
     this.seedBox.hidden = params.length === 0;
-    if (document.activeElement !== this.seed) this.seed.value = String(s.seed);
     this.seedHint.innerHTML = inline(fill(t.seedHint, { params: params.map((p) => `$${p}$`).join(', ') }));
     for (const key of SIZE_KEYS) this.sizes.get(key)!.value = String(s[key]);
     this.editors.q.set(s.q);
@@ -251,13 +195,13 @@ export class ScoreFigure {
     this.statsBox.hidden = false;
     this.drawn = true;
     this.last = result;
-    this.scaleText.textContent = `${t.scaleUsed}: ${fixed(result.scale, 4).replace(/0+$/, '').replace(/\.$/, '')} · τ = ${fixed(s.tau, 2)}`;
+    this.scaleText.textContent = `${t.scaleUsed}: ${trimmed(result.scale, 4)} · τ = ${fixed(s.tau, 2)}`;
     this.draw(result);
   }
 
   private draw(r: ForwardResult): void {
     const t = this.t;
-    const masked = (i: number, j: number) => isMasked(r.maskedScores.data[i * r.maskedScores.cols + j]!);
+    const masked = maskedCells(r.maskedScores);
     const label = (rowAxis: string, colAxis: string) => (i: number, j: number, value: string) =>
       fill(t.cellLabel, { row: rowAxis, i, col: colAxis, j, value });
     const dec = cellDecimals(r.weights.cols);

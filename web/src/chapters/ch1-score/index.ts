@@ -1,15 +1,14 @@
 /**
  * Chapter 1, "What a score is": prose from its catalogs (en.ts, zh.ts), with the worked
- * example (TUTORIAL_FACTS §4) filled in live from the core, and Figure 1.1 (the playground).
+ * example filled in live from the core, and Figure 1.1 (the playground).
  * X = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], Q = K = V = X, S = X X^T / sqrt(4).
  */
-import type { QkScope } from '../../../../wasm/qkscope.js';
-import { WORKED_X, type StateContext, type ViewState, parseState, serializeState } from '../../model/state';
+import type { QkScope } from '@qkscope/wasm';
 import { argmax, row, toRows } from '../../model/matrix';
 import { tex, texMatrix, texRow, textRow } from '../../model/format';
 import type { Vars } from '../shared/rich';
-import { replaceGroup } from '../shared/url';
-import { type ChapterContext, defineChapter } from '../types';
+import { defineChapter } from '../types';
+import { WORKED_X, makeSpec, normalize } from './model';
 import { ScoreFigure } from './figure';
 import { en, type Ch1Text } from './en';
 import { zh } from './zh';
@@ -49,22 +48,15 @@ export function workedExampleVars(qk: QkScope): Vars {
   };
 }
 
-/** Figure 1.1 keeps the playground's legacy, unprefixed URL keys (score, tau, q, ...). */
-function playgroundState(ctx: ChapterContext<Ch1Text>): { state: ViewState; sctx: StateContext; write: (s: ViewState) => void } {
-  const sctx: StateContext = { scores: ctx.qk.scoreFunctions.map((f) => f.name) };
-  const state = { ...parseState(location.search, sctx), lang: ctx.lang };
-  const write = (s: ViewState) => replaceGroup('', [...new URLSearchParams(serializeState(s, sctx))]);
-  return { state, sctx, write };
-}
-
 export default defineChapter<Ch1Text>({
   id: 'ch1',
-  ns: 'c1',
+  // Plain keys (?score=additive&tau=2), as before the chapters had namespaces.
+  ns: '',
   text: { en, zh },
   vars: (ctx) => workedExampleVars(ctx.qk),
   render(ctx, view) {
-    const { state, sctx, write } = playgroundState(ctx);
-    const figure = new ScoreFigure(ctx.qk, ctx.cat, ctx.t.figure, sctx, state, write);
+    const store = ctx.state(makeSpec(ctx.qk.scoreFunctions.map((f) => f.name)), normalize);
+    const figure = new ScoreFigure(ctx.qk, ctx.cat, ctx.t.figure, store);
     view.section('playground').append(figure.el);
   },
 });

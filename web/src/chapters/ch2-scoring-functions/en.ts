@@ -11,25 +11,26 @@ export const en = {
   id: 'ch2',
   kicker: 'Chapter 2',
   title: 'The scoring functions side by side',
-  lede: 'Six ways to turn a query and a key into one number, run on the same inputs so their differences are visible rather than described.',
+  lede: 'The common ways to turn a query and a key into one number, run on the same inputs so their differences are visible rather than described.',
   sections: [
     {
       id: 'c2-lineup',
-      title: 'Six ways to score a pair',
+      title: 'Ways to score a pair',
       body: r`Every function below takes one query $q$ (length $d_q$) and one key $k$ (length $d_k$) and returns one logit. They differ in what they can compare, what they learn, and what they cost to evaluate for all $L_q \times L_k$ pairs.
 
 - **Dot product**, $q^\top k$. No parameters; needs $d_q = d_k$; costs $L_q L_k d$. Its spread grows with the dimension, which is the subject of chapter 3.
 - **Scaled dot product** (Vaswani et al. 2017), $q^\top k / \sqrt{d_k}$. The same ranking as the dot product, on a scale that does not grow with $d_k$. The Transformer default.
 - **Cosine similarity**, $q^\top k / (\lVert q\rVert\,\lVert k\rVert)$. Always in $[-1, 1]$; it forgets how long the vectors are. A zero vector would give $0/0$; the core divides each vector by $\max(\lVert x\rVert, \epsilon)$, so a zero vector scores 0.
 - **Bilinear**, or "general" (Luong et al. 2015), $q^\top W k$ with a learned $W$ of shape $d_q \times d_k$. Queries and keys may live in spaces of different widths. With $W = I$ it *is* the dot product. Cost: $L_q d_q d_k + L_q L_k d_k$ (project the queries once, then dot).
-- **Additive**, or "concat" (Bahdanau et al. 2015), $v^\top \tanh(W_q q + W_k k + b)$ with a hidden size $d_h$. The most expressive of the six, and the most expensive: $L_q L_k d_h$ evaluations of $\tanh$.
+- **Additive**, or "concat" (Bahdanau et al. 2015), $v^\top \tanh(W_q q + W_k k + b)$ with a hidden size $d_h$. The most expressive of these, and the most expensive: $L_q L_k d_h$ evaluations of $\tanh$.
 - **Linear concat** without an activation, $w^\top [q; k]$. It looks like additive attention minus the $\tanh$, and it is much weaker than that suggests: see the last section.
+- **Negative squared Euclidean distance**, $-\lVert q - k\rVert^2$: the "L2 attention" of Kim, Papamakarios & Mnih (2021). No parameters; needs $d_q = d_k$; like the scaled dot product it is multiplied by $1/\sqrt{d_k}$ by default. A key scores highest when it is *close* to the query, not when it points the same way and is long. Expanding the square, $-\lVert q - k\rVert^2 = 2\,q^\top k - \lVert q\rVert^2 - \lVert k\rVert^2$. The $\lVert q\rVert^2$ term is the same for every key of a row, so it cancels in the softmax: what remains is twice the scaled dot product plus a penalty $-\lVert k\rVert^2/\sqrt{d_k}$ on long keys. That penalty is why Kim et al. use it: with tied projections $W_Q = W_K$, L2 self-attention is Lipschitz (a bounded change of the input gives a bounded change of the output), while dot-product self-attention is not Lipschitz on unbounded inputs.
 
 The core keeps these in one registry, and the figures below list whatever it holds, in its order, with its formulas.`,
     },
     {
       id: 'c2-side-by-side',
-      title: 'One Q, K, V, six heatmaps',
+      title: 'One Q, K, V, one heatmap per function',
       body: r`Figure 2.1 runs every scoring function on the same queries and keys. Each heatmap has one row per query and one column per key; by default it shows the softmax weights, on the same colour scale everywhere, so the panels can be compared directly. Hover over or focus a cell and the same cell is outlined in every panel.
 
 The default inputs hide a small trap. Key 3 is exactly twice key 1. For query 1 the dot product scores key 1 at $ {{dot1}}$ and key 3 at $ {{dot3}}$, so key 3 wins by a wide margin; cosine similarity scores both at $ {{cos1}}$ and $ {{cos3}}$, a tie, because it sees only directions. Row 1 of the weights reads $ {{dotW}}$ for the dot product and $ {{cosW}}$ for cosine.
@@ -62,6 +63,7 @@ Some pairs worth comparing:
 - *Dot product* against *cosine similarity*: much of the disagreement sits on key 3, the key with the largest norm.
 - *Dot product* against *bilinear* at $\alpha = 0$: identically zero. Then raise $\alpha$ in Figure 2.1.
 - *Linear concat* against anything: look at its own weights first.
+- *Dot product* against *negative squared Euclidean distance*: in row 1 the dot product prefers key 3, twice as long as the query; the distance prefers key 1, which equals the query.
 
 **Why linear concat ignores the query.** Write $w = [w_q; w_k]$. Then $w^\top [q; k] = w_q^\top q + w_k^\top k$: a term that depends only on the query plus a term that depends only on the key. Within one softmax row the query is fixed, so its term is the same constant for every key, and softmax does not change when a constant is added to a whole row. What is left, $w_k^\top k$, does not mention the query. Every query therefore gets *the same* weights. In the figure every row of the linear-concat weights is identical; on the default inputs the largest difference between two rows in any column is $ {{lcSpread}}$, and each row reads $ {{lcRow}}$. The $\tanh$ in additive attention is what couples $q$ and $k$; remove it, and no learned $w$ can make attention depend on the query.`,
     },

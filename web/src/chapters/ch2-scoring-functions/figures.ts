@@ -5,25 +5,25 @@
  *   bilinear W = I + alpha N and additive d_h sliders, editable/pasteable Q, K, V.
  * - Figure 2.2: the difference of the weights of any two functions, A - B.
  */
-import type { Matrix, ScoreName } from '../../../../wasm/qkscope.js';
+import type { Matrix, ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { MatrixEditor } from '../../widget/matrix-editor';
 import { cellDecimals, fitDecimals, fixed } from '../../model/format';
+import { MATRIX_LIMITS } from '../../model/url-state';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { PasteBox } from '../shared/paste';
-import { integer, radios, select, slider } from '../shared/controls';
+import { controlGroup, integer, radios, select, slider } from '../shared/controls';
 import { tex } from '../shared/rich';
 import { type Outcome, difference, diffStats, meanEntropy, optionsFor, runAll } from './model';
-import type { Ch2Spec } from './index';
+import type { Ch2Spec } from './model';
 import type { Ch2Text } from './en';
 
 type Ctx = ChapterContext<Ch2Text>;
-const LIMITS = { len: { min: 1, max: 8 }, dim: { min: 1, max: 8 }, value: { min: -100, max: 100 } };
 
 function label(ctx: Ctx, name: string): string {
   return ctx.cat.scoreLabels[name] ?? ctx.qk.scoreFunctions.find((f) => f.name === name)?.label ?? name;
@@ -46,20 +46,18 @@ function spec(ctx: Ctx, values: Matrix, kind: 'weights' | 'scores' | 'diff', nam
   };
 }
 
-/** Figure 2.1: the six scoring functions side by side. */
+/** Figure 2.1: every scoring function of the registry side by side. */
 export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
   const t = ctx.t.fig1;
   const c = ctx.cat.common;
   let outcomes: Outcome[] = [];
 
-  const controls = h('div', { className: 'controls' },
+  const controls = controlGroup(c.controls,
     radios(store, 'view', { id: 'c2-view', label: t.view, options: [['weights', t.viewWeights], ['scores', t.viewScores]] }),
     slider(store, 'alpha', { id: 'c2-alpha', label: t.alpha, min: 0, max: 1, step: 0.01, format: (v) => fixed(v, 2), hint: t.alphaHint }),
     slider(store, 'dh', { id: 'c2-dh', label: t.dh, min: 1, max: 16, step: 1, hint: t.dhHint }),
     integer(store, 'seed', { id: 'c2-seed', label: c.seed, min: 0, max: 999_999, hint: t.seedHint }),
   );
-  controls.setAttribute('role', 'group');
-  controls.setAttribute('aria-label', c.controls);
 
   // Shared inputs: editable grids (shape kept) and a paste box (any shape up to 8 x 8).
   const editor = (m: 'q' | 'k' | 'v', symbol: string, title: string) =>
@@ -74,7 +72,7 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
   const editors = { q: editor('q', 'Q', t.matrixQ), k: editor('k', 'K', t.matrixK), v: editor('v', 'V', t.matrixV) };
   const paste = new PasteBox(c.paste, {
     id: 'c2-paste',
-    limits: LIMITS,
+    limits: MATRIX_LIMITS,
     current: () => ({ q: store.get().q, k: store.get().k, v: store.get().v }),
     apply: ({ q, k, v }) => store.set({ q, k, v }),
   });
@@ -145,11 +143,9 @@ export function differenceView(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
   const t = ctx.t.fig2;
   const c = ctx.cat.common;
   const options = ctx.qk.scoreFunctions.map((f) => [f.name, label(ctx, f.name)] as const);
-  const controls = h('div', { className: 'controls' },
+  const controls = controlGroup(c.controls,
     select(store, 'a', { id: 'c2-a', label: t.a, options }),
     select(store, 'b', { id: 'c2-b', label: t.b, options }));
-  controls.setAttribute('role', 'group');
-  controls.setAttribute('aria-label', c.controls);
   const hmA = new Heatmap('c2-diff-a');
   const hmB = new Heatmap('c2-diff-b');
   const hmD = new Heatmap('c2-diff');

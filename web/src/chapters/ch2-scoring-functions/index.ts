@@ -1,56 +1,19 @@
 /**
- * Chapter 2, "The scoring functions side by side": the six scoring functions of the core's
- * registry (TUTORIAL_FACTS §2) on one shared Q, K, V. Figure 2.1 shows them all at once,
+ * Chapter 2, "The scoring functions side by side": every scoring function of the core's
+ * registry on one shared Q, K, V. Figure 2.1 shows them all at once,
  * Figure 2.2 the difference between any two. State in the URL under "c2.".
  * Default inputs: key 3 is twice key 1, so dot product and cosine disagree about it.
  */
-import type { QkScope } from '../../../../wasm/qkscope.js';
-import { type Mat, resize, row } from '../../model/matrix';
-import { choice, int, matrix, num } from '../../model/url-state';
+import type { QkScope } from '@qkscope/wasm';
+import { resize, row } from '../../model/matrix';
 import { tex, texRow } from '../../model/format';
 import type { Vars } from '../shared/rich';
 import { defineChapter } from '../types';
-import { columnSpread, runAll } from './model';
+import { columnSpread, DEFAULT_K, DEFAULT_Q, DEFAULT_V, makeSpec, runAll } from './model';
 import { differenceView, sideBySide } from './figures';
 import { en, type Ch2Text } from './en';
 import { zh } from './zh';
 import './style.css';
-
-export const DEFAULT_Q: Mat = [
-  [1, 0, 1, 0],
-  [0, 1, 0, 1],
-  [1, 1, 0, 0],
-  [-1, 0, 0.5, 1],
-];
-export const DEFAULT_K: Mat = [
-  [1, 0, 1, 0],
-  [0, 1, 0, 1],
-  [2, 0, 2, 0],
-  [0, 0, -1, 1],
-  [0.5, 0.5, 0.5, 0.5],
-];
-export const DEFAULT_V: Mat = [
-  [1, 0],
-  [0, 1],
-  [1, 1],
-  [-1, 0],
-  [0, -1],
-];
-
-function makeSpec(names: string[]) {
-  return {
-    view: choice(['weights', 'scores'] as const, 'weights'),
-    alpha: num(0.25, 0, 1, { digits: 3 }),
-    dh: int(4, 1, 16),
-    seed: int(0, 0, 999_999),
-    q: matrix(DEFAULT_Q),
-    k: matrix(DEFAULT_K),
-    v: matrix(DEFAULT_V),
-    a: choice(names, names.includes('dot') ? 'dot' : names[0]!),
-    b: choice(names, names.includes('bilinear') ? 'bilinear' : names[names.length - 1]!),
-  };
-}
-export type Ch2Spec = ReturnType<typeof makeSpec>;
 
 /** Live numbers for the prose, on the default inputs. */
 function vars(qk: QkScope): Vars {

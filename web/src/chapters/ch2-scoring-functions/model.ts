@@ -9,9 +9,10 @@
  * Differences of weights between two functions, and the query-independence of linear
  * concat (TUTORIAL_FACTS §5.3): the spread of each weight column across queries.
  */
-import type { ForwardOptions, ForwardResult, Matrix, QkScope, ScoreInfo, ScoreName } from '../../../../wasm/qkscope.js';
+import type { ForwardOptions, ForwardResult, Matrix, QkScope, ScoreInfo, ScoreName } from '@qkscope/wasm';
 import type { Mat } from '../../model/matrix';
 import { normalMatrix, normals, stream } from '../../model/random';
+import { choice, int, matrix, num } from '../../model/url-state';
 
 export interface Ch2Inputs {
   q: Mat; // (L_q, d_q)
@@ -99,3 +100,40 @@ export function meanEntropy(r: ForwardResult): number {
   for (const h of r.entropy) s += h;
   return s / Math.max(1, r.entropy.length);
 }
+
+export const DEFAULT_Q: Mat = [
+  [1, 0, 1, 0],
+  [0, 1, 0, 1],
+  [1, 1, 0, 0],
+  [-1, 0, 0.5, 1],
+];
+export const DEFAULT_K: Mat = [
+  [1, 0, 1, 0],
+  [0, 1, 0, 1],
+  [2, 0, 2, 0],
+  [0, 0, -1, 1],
+  [0.5, 0.5, 0.5, 0.5],
+];
+export const DEFAULT_V: Mat = [
+  [1, 0],
+  [0, 1],
+  [1, 1],
+  [-1, 0],
+  [0, -1],
+];
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec(names: string[]) {
+  return {
+    view: choice(['weights', 'scores'] as const, 'weights'),
+    alpha: num(0.25, 0, 1, { digits: 3 }),
+    dh: int(4, 1, 16),
+    seed: int(0, 0, 999_999),
+    q: matrix(DEFAULT_Q),
+    k: matrix(DEFAULT_K),
+    v: matrix(DEFAULT_V),
+    a: choice(names, names.includes('dot') ? 'dot' : names[0]!),
+    b: choice(names, names.includes('bilinear') ? 'bilinear' : names[names.length - 1]!),
+  };
+}
+export type Ch2Spec = ReturnType<typeof makeSpec>;

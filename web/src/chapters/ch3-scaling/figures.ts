@@ -8,24 +8,20 @@
 import { fill } from '../../i18n';
 import { LineChart, type LineSeries } from '../../charts/line';
 import type { FigureData } from '../../charts/export';
-import { fixed } from '../../model/format';
+import { fixed, sig as sigText } from '../../model/format';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, prefersReducedMotion, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
-import { integer, radios, slider } from '../shared/controls';
+import { controlGroup, integer, radios, slider } from '../shared/controls';
 import { MC_DIMS, SAT_DIMS, type Scaling, VarianceRun, saturation, uniformLimit } from './model';
-import type { Ch3Spec } from './index';
+import type { Ch3Spec } from './model';
 import type { Ch3Text } from './en';
 
 type Ctx = ChapterContext<Ch3Text>;
 
 /** Numbers for the table: 3 significant digits, tiny ones in scientific notation. */
-function sig(x: number): string {
-  if (!Number.isFinite(x)) return '–';
-  if (x !== 0 && Math.abs(x) < 1e-4) return x.toExponential(2).replace('-', '\u2212');
-  return String(Number(x.toPrecision(3))).replace('-', '\u2212');
-}
+const sig = (x: number) => sigText(x, 3, { tiny: 1e-4, expDigits: 2 });
 
 /** Figure 3.1: the Monte Carlo variance table and chart. */
 export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
@@ -33,11 +29,9 @@ export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
   const c = ctx.cat.common;
   const resample = testId(h('button', { type: 'button', className: 'button', textContent: t.resample }), 'c3-resample');
   resample.addEventListener('click', () => store.set({ seed: (store.get().seed + 1) % 1_000_000 }));
-  const controls = h('div', { className: 'controls' },
+  const controls = controlGroup(c.controls,
     radios(store, 'samples', { id: 'c3-samples', label: t.samples, options: [['1000', '1 000'], ['10000', '10 000'], ['100000', '100 000']] }),
     h('div', { className: 'control c3-seed' }, integer(store, 'seed', { id: 'c3-seed', label: c.seed, min: 0, max: 999_999 }), resample));
-  controls.setAttribute('role', 'group');
-  controls.setAttribute('aria-label', c.controls);
 
   const progress = testId(h('p', { className: 'hint c3-progress' }), 'c3-progress');
   const table = testId(h('table', { className: 'row-stats c3-table' }), 'c3-table');
@@ -134,10 +128,8 @@ export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
 export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
   const t = ctx.t.fig2;
   const c = ctx.cat.common;
-  const controls = h('div', { className: 'controls' },
+  const controls = controlGroup(c.controls,
     slider(store, 'lk', { id: 'c3-lk', label: t.lk, min: 2, max: 64, step: 1, hint: t.lkHint }));
-  controls.setAttribute('role', 'group');
-  controls.setAttribute('aria-label', c.controls);
   const maxChart = new LineChart('c3-maxweight');
   const jacChart = new LineChart('c3-jacobian');
   const summary = testId(h('p', { className: 'c3-summary' }), 'c3-sat-summary');

@@ -3,22 +3,13 @@
  * shown by a Monte Carlo run in the browser through the core's forward(), and what large
  * logits do to softmax (saturation, vanishing Jacobian). State in the URL under "c3.".
  */
-import { choice, int } from '../../model/url-state';
 import { tex } from '../../model/format';
 import { defineChapter } from '../types';
+import { makeSpec } from './model';
 import { saturationFigure, varianceFigure } from './figures';
 import { en, type Ch3Text } from './en';
 import { zh } from './zh';
 import './style.css';
-
-function makeSpec() {
-  return {
-    seed: int(1, 0, 999_999),
-    samples: choice(['1000', '10000', '100000'] as const, '10000'),
-    lk: int(16, 2, 64),
-  };
-}
-export type Ch3Spec = ReturnType<typeof makeSpec>;
 
 /** x in TeX scientific notation: 1.5 \times 10^{-10}. */
 function texSci(x: number, digits = 2): string {

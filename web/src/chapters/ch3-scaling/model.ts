@@ -9,8 +9,9 @@
  *    which tends to 0 as p becomes one-hot (gradients vanish).
  * Everything is seeded: the same (seed, size) gives the same numbers.
  */
-import type { Matrix, QkScope } from '../../../../wasm/qkscope.js';
+import type { Matrix, QkScope } from '@qkscope/wasm';
 import { normalMatrix, normals, stream } from '../../model/random';
+import { choice, int } from '../../model/url-state';
 
 /** d_k of the Monte Carlo table. */
 export const MC_DIMS = [16, 64, 256, 512] as const;
@@ -154,3 +155,13 @@ export function saturation(qk: QkScope, seed: number, lk: number): Record<Scalin
 export function uniformLimit(lk: number): { maxWeight: number; jacobian: number } {
   return { maxWeight: 1 / lk, jacobian: Math.sqrt(1 / lk - 1 / (lk * lk)) };
 }
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec() {
+  return {
+    seed: int(1, 0, 999_999),
+    samples: choice(['1000', '10000', '100000'] as const, '10000'),
+    lk: int(16, 2, 64),
+  };
+}
+export type Ch3Spec = ReturnType<typeof makeSpec>;

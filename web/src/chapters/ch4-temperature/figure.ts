@@ -4,7 +4,7 @@
  * readouts (entropy H, max weight, effective support exp(H), distance to the hard argmax)
  * and the entropy of every row against tau, from a sweep of the core's forward().
  */
-import type { ForwardResult } from '../../../../wasm/qkscope.js';
+import type { ForwardResult } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { Heatmap } from '../../charts/heatmap';
 import { LineChart } from '../../charts/line';
@@ -16,9 +16,9 @@ import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
-import { radios, slider } from '../shared/controls';
+import { controlGroup, radios, slider } from '../shared/controls';
 import { C4_SCORES, distanceToHard, entropySweep, logGrid, run } from './model';
-import type { Ch4Spec } from './index';
+import type { Ch4Spec } from './model';
 import type { Ch4Text } from './en';
 
 type Ctx = ChapterContext<Ch4Text>;
@@ -50,12 +50,10 @@ export function temperatureFigure(ctx: Ctx, store: Store<Ch4Spec>): HTMLElement 
   const taus = logGrid(0.01, 100, 40);
   const sweep = entropySweep(ctx.qk, taus); // (rows, taus): independent of the controls
 
-  const controls = h('div', { className: 'controls' },
+  const controls = controlGroup(c.controls,
     slider(store, 'tau', { id: 'c4-tau', label: t.tau, min: 0.01, max: 100, step: 0.02, scale: 'log', format: tauText, hint: t.tauHint }),
     radios(store, 'row', { id: 'c4-row', label: t.row, options: C4_SCORES.map((_, i) => [String(i + 1), fill(t.rowOption, { i: i + 1 })] as const) }),
   );
-  controls.setAttribute('role', 'group');
-  controls.setAttribute('aria-label', c.controls);
 
   const hm = new Heatmap('c4-weights');
   const bars = new BarChart('c4-bars');

@@ -4,23 +4,14 @@
  * over tau, and the tau -> 0 limit compared with the hard argmax (TUTORIAL_FACTS §2, §8).
  * State in the URL under "c4.".
  */
-import { choice, num } from '../../model/url-state';
 import { tex, texRow } from '../../model/format';
 import { row } from '../../model/matrix';
 import { defineChapter } from '../types';
 import { temperatureFigure } from './figure';
-import { distanceToHard, run } from './model';
+import { distanceToHard, makeSpec, run } from './model';
 import { en, type Ch4Text } from './en';
 import { zh } from './zh';
 import './style.css';
-
-function makeSpec() {
-  return {
-    tau: num(1, 0.01, 100, { digits: 3 }),
-    row: choice(['1', '2', '3'] as const, '1'),
-  };
-}
-export type Ch4Spec = ReturnType<typeof makeSpec>;
 
 export default defineChapter<Ch4Text>({
   id: 'ch4',

@@ -4,7 +4,8 @@
  * Q = I_3, K = Z^T, score 'dot' (scale 1), V = I_6 (so the output equals the weights).
  * Weights p = softmax(z / tau); entropy H = -sum p log p (TUTORIAL_FACTS §8).
  */
-import type { ForwardOptions, ForwardResult, QkScope } from '../../../../wasm/qkscope.js';
+import type { ForwardOptions, ForwardResult, QkScope } from '@qkscope/wasm';
+import { choice, num } from '../../model/url-state';
 
 /** The shared example: row 1 well separated, row 2 close scores, row 3 two strong keys. */
 export const C4_SCORES: number[][] = [
@@ -49,3 +50,12 @@ export function distanceToHard(soft: ArrayLike<number>, hard: ArrayLike<number>)
   for (let j = 0; j < soft.length; j++) m = Math.max(m, Math.abs(soft[j]! - hard[j]!));
   return m;
 }
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec() {
+  return {
+    tau: num(1, 0.01, 100, { digits: 3 }),
+    row: choice(['1', '2', '3'] as const, '1'),
+  };
+}
+export type Ch4Spec = ReturnType<typeof makeSpec>;

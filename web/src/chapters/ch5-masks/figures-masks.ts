@@ -6,23 +6,23 @@
  *   bias -m|j - i| (read back from the core's scores) and weights.
  * - Figure 5.3: a 5-node graph whose adjacency (plus self-loops) is the keep mask.
  */
-import type { CausalAlignment, ForwardOptions, ForwardResult, Matrix } from '../../../../wasm/qkscope.js';
+import type { CausalAlignment, ForwardOptions, ForwardResult, Matrix } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { fitDecimals, trimmed } from '../../model/format';
+import { maskedCells } from '../../model/matrix';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
-import { checkbox, slider } from '../shared/controls';
-import { NODES, PAIRS, adjacency, alibiSlopes, tokens, zeros } from './model';
-import type { Ch5Spec } from './index';
+import { checkbox, controlGroup, slider } from '../shared/controls';
+import { type Ch5Spec, NODES, PAIRS, adjacency, alibiSlopes, tokens, zeros } from './model';
 import type { Ch5Text } from './en';
 
 export type Ctx = ChapterContext<Ch5Text>;
 
-export const isMasked = (r: { maskedScores: Matrix }) => (i: number, j: number) => r.maskedScores.data[i * r.maskedScores.cols + j] === -Infinity;
+export const isMasked = (r: { maskedScores: Matrix }) => maskedCells(r.maskedScores);
 
 /** Heatmap spec for weights (unit palette) or signed values (diverging). */
 export function hmSpec(ctx: Ctx, values: Matrix, label: string, opts: { masked?: (i: number, j: number) => boolean; signed?: boolean } = {}): HeatmapSpec {
@@ -42,17 +42,10 @@ export function hmSpec(ctx: Ctx, values: Matrix, label: string, opts: { masked?:
   };
 }
 
-function group(ctx: Ctx, ...children: HTMLElement[]): HTMLDivElement {
-  const g = h('div', { className: 'controls' }, ...children);
-  g.setAttribute('role', 'group');
-  g.setAttribute('aria-label', ctx.cat.common.controls);
-  return g;
-}
-
 /** Figure 5.1: the same masks under both causal alignments. */
 export function maskFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   const t = ctx.t.figMask;
-  const controls = group(ctx,
+  const controls = controlGroup(ctx.cat.common.controls,
     slider(store, 'lq', { id: 'c5-lq', label: t.lq, min: 1, max: 8, step: 1 }),
     slider(store, 'lk', { id: 'c5-lk', label: t.lk, min: 1, max: 8, step: 1 }),
     slider(store, 'pad', { id: 'c5-pad', label: t.pad, min: 0, max: 7, step: 1 }),
@@ -117,7 +110,7 @@ export function maskFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
 export function alibiFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   const t = ctx.t.figAlibi;
   const L = 6;
-  const controls = group(ctx,
+  const controls = controlGroup(ctx.cat.common.controls,
     slider(store, 'heads', { id: 'c5-heads', label: t.heads, min: 1, max: 16, step: 1 }),
     slider(store, 'head', { id: 'c5-head', label: t.head, min: 1, max: 16, step: 1 }),
   );
@@ -202,7 +195,7 @@ export function graphFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
     return { k, input, el: h('label', { className: 'check c5-edge', htmlFor: input.id, title: fill(t.edge, { a: a + 1, b: b + 1 }) }, input, ` ${a + 1}–${b + 1}`) };
   });
   const edgeSet = h('fieldset', { className: 'control c5-edges' }, h('legend', { textContent: t.edges }), ...edgeBoxes.map((e) => e.el));
-  const controls = group(ctx, edgeSet, checkbox(store, 'self', { id: 'c5-self', label: t.self }));
+  const controls = controlGroup(ctx.cat.common.controls, edgeSet, checkbox(store, 'self', { id: 'c5-self', label: t.self }));
   const hm = new Heatmap('c5-graph-weights');
   let last: ForwardResult | null = null;
 

@@ -6,7 +6,7 @@
  *   fill values -1e4, -1e9, -inf and finfo.min (core's precisionSoftmax), next to qkscope's
  *   policy (fp32 softmax, -inf mask, empty row = 0).
  */
-import type { Matrix, PrecisionResult } from '../../../../wasm/qkscope.js';
+import type { Matrix, PrecisionResult } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { Heatmap } from '../../charts/heatmap';
 import { LineChart } from '../../charts/line';
@@ -20,7 +20,7 @@ import { FigureFrame } from '../shared/figure';
 import { radios, slider } from '../shared/controls';
 import { DTYPES, FILLS, PREC_MASK, PREC_SCORES, fillValue, shortText } from './model';
 import { type Ctx, hmSpec } from './figures-masks';
-import type { Ch5Spec } from './index';
+import type { Ch5Spec } from './model';
 
 const RAW = Array.from({ length: 61 }, (_, k) => -60 + 2 * k);
 const BIG = [40, 30, 20, 5, 0];

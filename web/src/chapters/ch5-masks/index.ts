@@ -4,35 +4,14 @@
  * masked row and mask fill values in float16 / bfloat16 / float32 through precisionSoftmax()
  * (TUTORIAL_FACTS §2, §7). State in the URL under "c5.".
  */
-import { bool, choice, int, num } from '../../model/url-state';
 import { trimmed } from '../../model/format';
 import { defineChapter } from '../types';
 import { alibiFigure, graphFigure, maskFigure } from './figures-masks';
 import { precisionFigure, softcapFigure } from './figures-numerics';
-import { DEFAULT_EDGES, DTYPES, FILLS, PREC_MASK, PREC_SCORES, alibiSlopes } from './model';
+import { alibiSlopes, DEFAULT_EDGES, DTYPES, FILLS, makeSpec, PREC_MASK, PREC_SCORES } from './model';
 import { en, type Ch5Text } from './en';
 import { zh } from './zh';
 import './style.css';
-
-function makeSpec() {
-  return {
-    lq: int(3, 1, 8),
-    lk: int(5, 1, 8),
-    pad: int(0, 0, 7),
-    causal: bool(true),
-    win: bool(false),
-    left: int(2, 0, 7),
-    right: int(0, 0, 7),
-    heads: int(8, 1, 16),
-    head: int(1, 1, 16),
-    edges: int(DEFAULT_EDGES, 0, 1023),
-    self: bool(true),
-    cap: num(20, 1, 100, { digits: 3 }),
-    dtype: choice(DTYPES, 'float32'),
-    fill: choice(FILLS, 'inf'),
-  };
-}
-export type Ch5Spec = ReturnType<typeof makeSpec>;
 
 export default defineChapter<Ch5Text>({
   id: 'ch5',

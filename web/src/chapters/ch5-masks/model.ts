@@ -5,6 +5,7 @@
  * head h (1-based) has slope 2^(-8h/H); otherwise take the 2^floor(log2 H) slopes and add
  * every other slope of the 2 * 2^floor(log2 H) construction, interleaving the missing heads.
  */
+import { bool, choice, int, num } from '../../model/url-state';
 
 /** L deterministic 2-d tokens (no RNG: shareable and stable). */
 export function tokens(L: number, phase = 0): number[][] {
@@ -73,3 +74,24 @@ export function shortText(x: number | undefined): string {
   const s = Math.abs(x) >= 1e5 ? x.toExponential(Math.abs(x) % 1e5 === 0 && String(Math.abs(x)).replace(/0+$/, '').length <= 2 ? 0 : 6).replace(/\.?0+e/, 'e') : String(x);
   return s.replace('-', '\u2212');
 }
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec() {
+  return {
+    lq: int(3, 1, 8),
+    lk: int(5, 1, 8),
+    pad: int(0, 0, 7),
+    causal: bool(true),
+    win: bool(false),
+    left: int(2, 0, 7),
+    right: int(0, 0, 7),
+    heads: int(8, 1, 16),
+    head: int(1, 1, 16),
+    edges: int(DEFAULT_EDGES, 0, 1023),
+    self: bool(true),
+    cap: num(20, 1, 100, { digits: 3 }),
+    dtype: choice(DTYPES, 'float32'),
+    fill: choice(FILLS, 'inf'),
+  };
+}
+export type Ch5Spec = ReturnType<typeof makeSpec>;

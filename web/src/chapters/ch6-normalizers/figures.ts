@@ -6,7 +6,7 @@
  * - Figure 6.2: frequencies of the winning key over n hard Gumbel samples (seeds 1..n)
  *   against softmax(z) (the Gumbel-max trick).
  */
-import type { ForwardResult, NormalizerName } from '../../../../wasm/qkscope.js';
+import type { ForwardResult, NormalizerName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { Heatmap } from '../../charts/heatmap';
 import { BarChart } from '../../charts/bars';
@@ -17,21 +17,14 @@ import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
-import { checkbox, integer, radios, slider } from '../shared/controls';
+import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import { tex } from '../shared/rich';
 import { C6_SCORES, gumbelFrequencies, runNorm, softmax, support } from './model';
-import type { Ch6Spec } from './index';
+import type { Ch6Spec } from './model';
 import type { Ch6Text } from './en';
 
 type Ctx = ChapterContext<Ch6Text>;
 const L = C6_SCORES[0]!.length;
-
-function group(ctx: Ctx, ...children: HTMLElement[]): HTMLDivElement {
-  const g = h('div', { className: 'controls' }, ...children);
-  g.setAttribute('role', 'group');
-  g.setAttribute('aria-label', ctx.cat.common.controls);
-  return g;
-}
 
 const rowOptions = (ctx: Ctx) => C6_SCORES.map((_, i) => [String(i + 1), fill(ctx.t.fig.rowOption, { i: i + 1 })] as const);
 
@@ -44,7 +37,7 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
   const resample = testId(h('button', { type: 'button', className: 'button c6-resample', textContent: t.resample }), 'c6-resample');
   resample.addEventListener('click', () => store.set({ seed: (store.get().seed % 999_999) + 1 }));
   const seedBox = h('div', { className: 'c6-seed' }, integer(store, 'seed', { id: 'c6-seed', label: t.seed, min: 0, max: 999_999 }), resample);
-  const controls = group(ctx,
+  const controls = controlGroup(ctx.cat.common.controls,
     slider(store, 'tau', { id: 'c6-tau', label: t.tau, min: 0.05, max: 20, step: 0.02, scale: 'log', format: (v) => trimmed(Number(v.toPrecision(3)), 3) }),
     slider(store, 'k', { id: 'c6-k', label: t.k, min: 1, max: L, step: 1 }),
     seedBox,
@@ -122,7 +115,7 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
 /** Figure 6.2: hard Gumbel samples vs softmax(z). Runs when visible (n forward calls). */
 export function gumbelFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement {
   const t = ctx.t.fig2;
-  const controls = group(ctx,
+  const controls = controlGroup(ctx.cat.common.controls,
     radios(store, 'samples', { id: 'c6-samples', label: t.samples, options: [['100', '100'], ['1000', '1000'], ['5000', '5000']] }),
     radios(store, 'row', { id: 'c6-row2', label: t.row, options: rowOptions(ctx) }),
   );

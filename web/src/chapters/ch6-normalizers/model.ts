@@ -4,7 +4,8 @@
  * V = I_6). Row 3 has a tie for the maximum (keys 1 and 2) to show the tie rule.
  * Gumbel-max (Gumbel 1954; Jang et al. 2017, eq. 1): argmax_j (z_j + g_j) ~ softmax(z).
  */
-import type { ForwardOptions, ForwardResult, NormalizerName, QkScope } from '../../../../wasm/qkscope.js';
+import type { ForwardOptions, ForwardResult, NormalizerName, QkScope } from '@qkscope/wasm';
+import { bool, choice, int, num } from '../../model/url-state';
 
 export const C6_SCORES: number[][] = [
   [2.0, 1.0, 0.5, 0.0, -0.5, -1.0],
@@ -62,3 +63,16 @@ export function softmax(z: number[]): number[] {
   const s = e.reduce((a, b) => a + b, 0);
   return e.map((x) => x / s);
 }
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec() {
+  return {
+    tau: num(1, 0.05, 20, { digits: 3 }),
+    k: int(2, 1, 6),
+    seed: int(1, 0, 999_999),
+    hard: bool(false),
+    row: choice(['1', '2', '3'] as const, '1'),
+    samples: choice(['100', '1000', '5000'] as const, '1000'),
+  };
+}
+export type Ch6Spec = ReturnType<typeof makeSpec>;

@@ -21,7 +21,8 @@ export const en = {
 - dot, scaled dot and cosine: one length-$d$ dot product per pair, $L_q L_k d$ multiply–adds;
 - bilinear $q^\top W k$: project the queries once ($L_q d_q d_k$), then a dot product per pair;
 - additive $v^\top \tanh(W_q q + W_k k + b)$: project once, then per pair a length-$d_h$ sum, $d_h$ evaluations of $\tanh$ and a dot product with $v$, so $L_q L_k d_h$ $\tanh$ calls;
-- linear concat $w^\top [q; k]$: one number per query and one per key, then a single addition per pair.
+- linear concat $w^\top [q; k]$: one number per query and one per key, then a single addition per pair;
+- negative squared Euclidean distance $-\lVert q - k\rVert^2$: the same $L_q L_k d$ as the dot product, written as $2\,q^\top k - \lVert q\rVert^2 - \lVert k\rVert^2$ with one norm per query and per key.
 
 Memory is a separate question. An implementation that *stores* the scores and the weights needs $2 L_q L_k$ floats, which for one head at $L = 4096$ in float32 is already 128 MB. That is a property of the implementation, not of the scoring function: tiled kernels with an online softmax (FlashAttention, Dao et al. 2022) compute exactly the same output while keeping only $O(L d)$ numbers. The saying "scaled dot product runs out of memory at $L = 4096$" is about the naive code path.`,
     },

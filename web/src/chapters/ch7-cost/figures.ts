@@ -6,39 +6,27 @@
  *   fused additive and scaled dot; same scores checked, slowdown ratios.
  * - 7.3: linear concat's weights do not depend on the query (a_i + b_j cancels in softmax).
  */
-import type { ForwardResult, Matrix, ScoreName } from '../../../../wasm/qkscope.js';
+import type { ForwardResult, Matrix, ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { runTimed } from '../shared/timed-run';
 import { LineChart, type LineSeries } from '../../charts/line';
 import { BarChart } from '../../charts/bars';
 import { Heatmap } from '../../charts/heatmap';
 import { type FigureData, matricesTable } from '../../charts/export';
-import { fixed } from '../../model/format';
+import { fixed, sig } from '../../model/format';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
-import { integer, radios } from '../shared/controls';
+import { integer, radios, controlGroup } from '../shared/controls';
 import { type Timing, broadcastAdditive, bytesText, maxAbsDiff, memoryBytes, powersOfTwo, randn } from './model';
-import type { Ch7Spec } from './index';
+import type { Ch7Spec } from './model';
 import type { Ch7Text } from './en';
 
 type Ctx = ChapterContext<Ch7Text>;
 const REPS = 3;
 const MB = 1024 * 1024;
 
-/** "12.3" / "0.456" / "1 234": 3 significant digits. */
-function sig(x: number): string {
-  if (!Number.isFinite(x)) return '–';
-  return String(Number(x.toPrecision(3))).replace('-', '\u2212');
-}
-
-function controlsBox(ctx: Ctx, ...children: HTMLElement[]): HTMLDivElement {
-  const box = h('div', { className: 'controls' }, ...children);
-  box.setAttribute('role', 'group');
-  box.setAttribute('aria-label', ctx.cat.common.controls);
-  return box;
-}
 
 function scoreLabel(ctx: Ctx, name: string): string {
   return ctx.cat.scoreLabels[name] ?? ctx.qk.scoreFunctions.find((f) => f.name === name)?.label ?? name;
@@ -143,7 +131,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       };
     },
   });
-  const controls = controlsBox(ctx,
+  const controls = controlGroup(ctx.cat.common.controls,
     radios(store, 'maxL', { id: 'c7-maxl', label: t.maxL, options: ['128', '256', '512', '1024'].map((x) => [x, x] as const), hint: t.maxLHint }),
     radios(store, 'd', { id: 'c7-d', label: t.d, options: ['16', '32', '64'].map((x) => [x, x] as const) }),
     h('div', { className: 'control c7-run' }, runButton, status));
@@ -270,7 +258,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       json: { d: D, dh: Number(store.get().dh), timings: results, sameScores: check },
     }),
   });
-  const controls = controlsBox(ctx,
+  const controls = controlGroup(ctx.cat.common.controls,
     radios(store, 'addL', { id: 'c7-addl', label: t.maxL, options: ['64', '128', '256'].map((x) => [x, x] as const) }),
     radios(store, 'dh', { id: 'c7-dh', label: t.dh, options: ['16', '32', '64'].map((x) => [x, x] as const) }),
     h('div', { className: 'control c7-run' }, runButton, status));
@@ -339,7 +327,7 @@ export function linearConcatFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement
     charts: () => [{ title: t.queries, parts: qHm.parts() }, { title: t.lc, parts: lcHm.parts() }, { title: t.sd, parts: sdHm.parts() }],
     data: () => matricesTable([['queries', Q], ['weights_linear_concat', cur.lc.weights], ['weights_scaled_dot', cur.sd.weights]]),
   });
-  const controls = controlsBox(ctx,
+  const controls = controlGroup(ctx.cat.common.controls,
     h('div', { className: 'control c7-run' }, integer(store, 'qset', { id: 'c7-qset', label: t.querySet, min: 0, max: 999 }), next));
   const panel = (title: string, el: HTMLElement) => h('div', { className: 'c7-panel' }, h('h3', { textContent: title }), el);
   fig.body.append(controls, note, h('div', { className: 'c7-grid' }, panel(t.queries, qHm.el), panel(t.lc, lcHm.el), panel(t.sd, sdHm.el)));

@@ -5,23 +5,12 @@
  * whose weights ignore the query (w^T[q;k] = w_q.q + w_k.k, the query term cancels in
  * softmax). TUTORIAL_FACTS §5.1–5.3. State in the URL under "c7.".
  */
-import { choice, int } from '../../model/url-state';
 import { defineChapter } from '../types';
+import { makeSpec } from './model';
 import { additiveFigure, linearConcatFigure, timeFigure } from './figures';
 import { en, type Ch7Text } from './en';
 import { zh } from './zh';
 import './style.css';
-
-function makeSpec() {
-  return {
-    maxL: choice(['128', '256', '512', '1024'] as const, '512'),
-    d: choice(['16', '32', '64'] as const, '64'),
-    addL: choice(['64', '128', '256'] as const, '128'),
-    dh: choice(['16', '32', '64'] as const, '32'),
-    qset: int(0, 0, 999),
-  };
-}
-export type Ch7Spec = ReturnType<typeof makeSpec>;
 
 export default defineChapter<Ch7Text>({
   id: 'ch7',

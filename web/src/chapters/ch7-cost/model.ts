@@ -5,8 +5,9 @@
  *   S_ij = v . tanh(W_q q_i + W_k k_j + b)     (Bahdanau et al. 2015, eq. 6)
  * the way `torch.tanh(qp[:, None, :] + kp[None, :, :] + b) @ v` does (TUTORIAL_FACTS §5.2).
  */
-import type { Matrix } from '../../../../wasm/qkscope.js';
+import type { Matrix } from '@qkscope/wasm';
 import { normalMatrix, normals, stream } from '../../model/random';
+import { choice, int } from '../../model/url-state';
 
 /** A seeded (rows, cols) matrix of N(0, 1) entries; `k` picks an independent stream. */
 export function randn(seed: number, k: number, rows: number, cols: number): Matrix {
@@ -114,3 +115,15 @@ export function bytesText(b: number): string {
   }
   return `${Number(b.toPrecision(b >= 100 ? 3 : 2))} ${units[k]}`;
 }
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec() {
+  return {
+    maxL: choice(['128', '256', '512', '1024'] as const, '512'),
+    d: choice(['16', '32', '64'] as const, '64'),
+    addL: choice(['64', '128', '256'] as const, '128'),
+    dh: choice(['16', '32', '64'] as const, '32'),
+    qset: int(0, 0, 999),
+  };
+}
+export type Ch7Spec = ReturnType<typeof makeSpec>;

@@ -6,38 +6,27 @@
  * - 8.3: top-k (topk_softmax) and sliding window + global tokens (mask) through forward():
  *   error against full softmax and the fraction of pairs kept.
  */
-import type { ForwardResult, Matrix } from '../../../../wasm/qkscope.js';
+import type { ForwardResult, Matrix } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { runTimed } from '../shared/timed-run';
 import { LineChart, type LineSeries } from '../../charts/line';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { type FigureData, matricesTable } from '../../charts/export';
-import { fixed } from '../../model/format';
+import { fixed, sig as sigText } from '../../model/format';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
-import { checkbox, integer, radios, slider } from '../shared/controls';
+import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import type { Timing } from '../../model/timing';
 import { eluFeatures, favorFeatures, impliedWeights, linearAttention, powersOfTwo, randn, relError, softmaxAttentionJs, windowGlobalMask } from './model';
-import type { Ch8Spec } from './index';
+import type { Ch8Spec } from './model';
 import type { Ch8Text } from './en';
 
 type Ctx = ChapterContext<Ch8Text>;
 const REPS = 3;
 
-function sig(x: number): string {
-  if (!Number.isFinite(x)) return '–';
-  if (x !== 0 && Math.abs(x) < 1e-3) return x.toExponential(1).replace('-', '\u2212');
-  return String(Number(x.toPrecision(3)));
-}
-
-function controlsBox(ctx: Ctx, ...children: HTMLElement[]): HTMLDivElement {
-  const box = h('div', { className: 'controls' }, ...children);
-  box.setAttribute('role', 'group');
-  box.setAttribute('aria-label', ctx.cat.common.controls);
-  return box;
-}
+const sig = (x: number) => sigText(x, 3, { tiny: 1e-3 });
 
 function weightsSpec(ctx: Ctx, values: Matrix, label: string, masked?: (i: number, j: number) => boolean): HeatmapSpec {
   const c = ctx.cat.common;
@@ -105,7 +94,7 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     },
   });
   fig.body.append(
-    controlsBox(ctx,
+    controlGroup(ctx.cat.common.controls,
       radios(store, 'map', { id: 'c8-map', label: t.map, options: [['elu', t.elu], ['favor', t.favor]] }),
       slider(store, 'm', { id: 'c8-m', label: t.m, min: 4, max: 1024, step: 0.05, scale: 'log', format: (v) => String(v), hint: t.mHint }),
       slider(store, 'sigma', { id: 'c8-sigma', label: t.sigma, min: 0.25, max: 2, step: 0.05, format: (v) => fixed(v, 2), hint: t.sigmaHint }),
@@ -190,7 +179,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     data: () => ({ columns: ['series', 'L', 'ms', 'runs'], rows: results.map((r) => [r.series, r.x, r.ms, r.runs]), json: { d: D, m: M, timings: results } }),
   });
   fig.body.append(
-    controlsBox(ctx,
+    controlGroup(ctx.cat.common.controls,
       radios(store, 'maxL', { id: 'c8-maxl', label: t.maxL, options: ['256', '512', '1024', '2048'].map((x) => [x, x] as const) }),
       h('div', { className: 'control c8-run' }, runButton, status)),
     summary, box);
@@ -275,7 +264,7 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     },
   });
   fig.body.append(
-    controlsBox(ctx,
+    controlGroup(ctx.cat.common.controls,
       radios(store, 'pattern', { id: 'c8-pattern', label: t.pattern, options: [['topk', t.topk], ['window', t.window]] }),
       slider(store, 'k', { id: 'c8-k', label: t.k, min: 1, max: L, step: 1 }),
       slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 }),

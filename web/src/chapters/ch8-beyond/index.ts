@@ -5,28 +5,12 @@
  * and sliding window + global tokens (Longformer, BigBird) through forward().
  * TUTORIAL_FACTS §5.4, §5.5. State in the URL under "c8.".
  */
-import { bool, choice, int, num } from '../../model/url-state';
 import { defineChapter } from '../types';
+import { makeSpec } from './model';
 import { linearFigure, sparseFigure, timeFigure } from './figures';
 import { en, type Ch8Text } from './en';
 import { zh } from './zh';
 import './style.css';
-
-function makeSpec() {
-  return {
-    map: choice(['elu', 'favor'] as const, 'favor'),
-    m: int(64, 4, 1024),
-    sigma: num(0.5, 0.25, 2, { digits: 3 }),
-    causal: bool(false),
-    seed: int(1, 0, 999_999),
-    maxL: choice(['256', '512', '1024', '2048'] as const, '1024'),
-    pattern: choice(['topk', 'window'] as const, 'topk'),
-    k: int(4, 1, 16),
-    w: int(2, 0, 15),
-    g: int(1, 0, 4),
-  };
-}
-export type Ch8Spec = ReturnType<typeof makeSpec>;
 
 export default defineChapter<Ch8Text>({
   id: 'ch8',

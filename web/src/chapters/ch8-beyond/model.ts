@@ -8,8 +8,9 @@
  * - causal version with prefix sums S_i = sum_{j<=i} phi(k_j) v_j^T, z_i = sum_{j<=i} phi(k_j).
  * Also an exact softmax attention in JS that streams rows (for a same-language timing).
  */
-import type { Matrix } from '../../../../wasm/qkscope.js';
+import type { Matrix } from '@qkscope/wasm';
 import { normalMatrix, normals, stream } from '../../model/random';
+import { bool, choice, int, num } from '../../model/url-state';
 
 export type FeatureKind = 'elu' | 'favor';
 
@@ -164,3 +165,20 @@ export function windowGlobalMask(L: number, w: number, g: number): boolean[][] {
 }
 
 export { powersOfTwo } from '../../model/timing';
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec() {
+  return {
+    map: choice(['elu', 'favor'] as const, 'favor'),
+    m: int(64, 4, 1024),
+    sigma: num(0.5, 0.25, 2, { digits: 3 }),
+    causal: bool(false),
+    seed: int(1, 0, 999_999),
+    maxL: choice(['256', '512', '1024', '2048'] as const, '1024'),
+    pattern: choice(['topk', 'window'] as const, 'topk'),
+    k: int(4, 1, 16),
+    w: int(2, 0, 15),
+    g: int(1, 0, 4),
+  };
+}
+export type Ch8Spec = ReturnType<typeof makeSpec>;

@@ -4,7 +4,7 @@
  *   (e^H / L_k) from multiHeadForward, the weights of one head, and per-head means with a verdict.
  * - The selection guide (TUTORIAL_FACTS §9) as a table built from the catalog.
  */
-import type { ScoreName } from '../../../../wasm/qkscope.js';
+import type { ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { fixed } from '../../model/format';
@@ -13,9 +13,9 @@ import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
-import { integer, select, slider } from '../shared/controls';
+import { controlGroup, integer, select, slider } from '../shared/controls';
 import { type Diagnostics, diagnose, statMatrix } from './model';
-import type { Ch9Spec } from './index';
+import type { Ch9Spec } from './model';
 import type { Ch9Text } from './en';
 
 type Ctx = ChapterContext<Ch9Text>;
@@ -95,7 +95,7 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
       };
     },
   });
-  const controls = h('div', { className: 'controls' },
+  const controls = controlGroup(c.controls,
     select(store, 'score', { id: 'c9-score', label: t.score, options: names.map((n) => [n, ctx.cat.scoreLabels[n] ?? ctx.qk.scoreFunctions.find((f) => f.name === n)!.label] as const) }),
     slider(store, 'sigma', { id: 'c9-sigma', label: t.sigma, min: 0.1, max: 10, step: 0.01, scale: 'log', format: (v) => fixed(v, 2), hint: t.sigmaHint }),
     slider(store, 'tau', { id: 'c9-tau', label: t.tau, min: 0.1, max: 10, step: 0.01, scale: 'log', format: (v) => fixed(v, 2), hint: t.tauHint }),
@@ -103,8 +103,6 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
     slider(store, 'L', { id: 'c9-l', label: t.L, min: 2, max: 16, step: 1 }),
     slider(store, 'head', { id: 'c9-head', label: t.head, min: 1, max: 8, step: 1 }),
     integer(store, 'seed', { id: 'c9-seed', label: c.seed, min: 0, max: 999_999 }));
-  controls.setAttribute('role', 'group');
-  controls.setAttribute('aria-label', c.controls);
   const panel = (title: string | HTMLElement, el: HTMLElement) => h('div', { className: 'c9-panel' }, typeof title === 'string' ? h('h3', { textContent: title }) : title, el);
   fig.body.append(controls,
     h('div', { className: 'c9-grid' }, panel(t.entropyTitle, entropyHm.el), panel(t.maxTitle, maxHm.el), panel(t.supportTitle, supportHm.el)),

@@ -6,8 +6,9 @@
  * and a rough verdict per head (TUTORIAL_FACTS §8): diffuse (check the scale) or
  * over-focused (try tau > 1).
  */
-import type { Matrix, MultiHeadResult, QkScope, ScoreName } from '../../../../wasm/qkscope.js';
+import type { Matrix, MultiHeadResult, QkScope, ScoreName } from '@qkscope/wasm';
 import { normalMatrix, normals, stream } from '../../model/random';
+import { choice, int, num } from '../../model/url-state';
 
 export const D_MODEL = 16;
 export const D_HEAD = 8;
@@ -80,3 +81,17 @@ export function statMatrix(d: Diagnostics, pick: (h: HeadStats) => number[], by 
   d.heads.forEach((hd, i) => pick(hd).forEach((x, j) => (data[i * d.L + j] = by > 0 ? x / by : 0)));
   return { rows, cols: d.L, data };
 }
+
+/** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
+export function makeSpec(names: readonly string[]) {
+  return {
+    score: choice(names, 'scaled_dot'),
+    sigma: num(1, 0.1, 10, { digits: 3 }),
+    tau: num(1, 0.1, 10, { digits: 3 }),
+    heads: int(4, 1, 8),
+    L: int(8, 2, 16),
+    head: int(1, 1, 8),
+    seed: int(1, 0, 999_999),
+  };
+}
+export type Ch9Spec = ReturnType<typeof makeSpec>;

@@ -7,10 +7,19 @@
  *   select(store, 'score', { id: 'c2-a', label: t.a, options: [['dot', 'Dot'], ...] })
  *   checkbox(store, 'causal', { id: 'c5-causal', label: t.causal })
  *   radios(store, 'view', { id: 'c2-view', label: t.view, options: [['weights', 'Weights'], ...] })
+ *   controlGroup(cat.common.controls, slider(...), select(...))   // the row of controls above a figure
  */
 import type { FieldSpecs, ValuesOf } from '../../model/url-state';
 import type { Store } from './store';
 import { h, testId } from './dom';
+
+/** A figure's row of controls: one labelled group (role=group) for assistive technology. */
+export function controlGroup(label: string, ...controls: HTMLElement[]): HTMLDivElement {
+  const box = h('div', { className: 'controls' }, ...controls);
+  box.setAttribute('role', 'group');
+  box.setAttribute('aria-label', label);
+  return box;
+}
 
 type KeysOfType<V, T> = { [K in keyof V]: V[K] extends T ? K : never }[keyof V] & string;
 
@@ -36,21 +45,25 @@ function wrap(opts: Base, input: HTMLElement, out?: HTMLOutputElement): HTMLDivE
 
 /**
  * A range input. `scale: 'log'` moves in equal ratios (the slider holds log10 of the value,
- * `step` is then in decades). `format` writes the value next to the label.
+ * `step` is then in decades). `format` writes the value next to the label. A `max` given
+ * as a function follows other fields (e.g. valid keys up to L_k): the control then
+ * refreshes on every change of the store.
  */
 export function slider<S extends FieldSpecs>(
   store: Store<S>,
   key: KeysOfType<ValuesOf<S>, number>,
-  opts: Base & { min: number; max: number; step: number; scale?: 'linear' | 'log'; format?: (v: number) => string },
+  opts: Base & { min: number; max: number | (() => number); step: number; scale?: 'linear' | 'log'; format?: (v: number) => string },
 ): HTMLDivElement {
   const log = opts.scale === 'log';
   const toPos = (v: number) => (log ? Math.log10(v) : v);
-  const input = testId(h('input', { type: 'range', id: opts.id, min: String(toPos(opts.min)), max: String(toPos(opts.max)), step: String(opts.step) }), opts.testid ?? opts.id);
+  const max = typeof opts.max === 'function' ? opts.max : () => opts.max as number;
+  const input = testId(h('input', { type: 'range', id: opts.id, min: String(toPos(opts.min)), step: String(opts.step) }), opts.testid ?? opts.id);
   const out = h('output', {});
   out.setAttribute('for', opts.id);
   const fmt = opts.format ?? ((v: number) => String(v));
   const show = () => {
     const v = store.get()[key] as number;
+    input.max = String(toPos(max()));
     if (document.activeElement !== input) input.value = String(toPos(v));
     out.textContent = fmt(v);
     input.setAttribute('aria-valuetext', fmt(v));
@@ -61,7 +74,7 @@ export function slider<S extends FieldSpecs>(
     store.set({ [key]: v } as Partial<ValuesOf<S>>);
     show();
   });
-  store.on((_, changed) => changed.has(key) && show());
+  store.on((_, changed) => (changed.has(key) || typeof opts.max === 'function') && show());
   show();
   return wrap(opts, input, out);
 }

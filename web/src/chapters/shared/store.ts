@@ -6,8 +6,8 @@
  *   const store = ctx.state({ tau: num(1, 0.05, 20), causal: bool(false) });
  *   store.on((v) => draw(v));   store.set({ tau: 2 });   store.reset();
  */
-import { type FieldSpecs, type ValuesOf, defaults, readValues, sanitizePatch, writeEntries } from '../../model/url-state';
-import { readQuery, replaceGroup } from './url';
+import { type FieldSpecs, type ValuesOf, defaults, paramNames, readValues, sanitizePatch, writeEntries } from '../../model/url-state';
+import { readQuery, replaceKeys } from './url';
 
 export type Listener<V> = (values: Readonly<V>, changed: ReadonlySet<keyof V>) => void;
 
@@ -17,7 +17,7 @@ export class Store<S extends FieldSpecs> {
   private readonly listeners: Listener<ValuesOf<S>>[] = [];
 
   /**
-   * @param ns the chapter's URL namespace ("c2" gives keys "c2.<field>")
+   * @param ns the chapter's URL namespace ("c2" gives keys "c2.<field>"; '' plain "<field>")
    * @param spec the field table
    * @param normalize optional cross-field rule applied after every change (e.g. V has as many rows as K)
    */
@@ -26,7 +26,7 @@ export class Store<S extends FieldSpecs> {
     readonly spec: S,
     private readonly normalize: (v: ValuesOf<S>) => ValuesOf<S> = (v) => v,
   ) {
-    if (!/^[a-z][a-z0-9]*$/.test(ns)) throw new Error(`state namespace '${ns}' must be lowercase letters and digits`);
+    if (!/^([a-z][a-z0-9]*)?$/.test(ns)) throw new Error(`state namespace '${ns}' must be lowercase letters and digits`);
     for (const k of Object.keys(spec)) if (!/^[a-zA-Z][a-zA-Z0-9]*$/.test(k)) throw new Error(`state key '${k}' must be alphanumeric`);
     this.defaults = normalize(defaults(spec));
     this.values = normalize(readValues(spec, readQuery(), ns));
@@ -44,7 +44,7 @@ export class Store<S extends FieldSpecs> {
       if (!this.spec[k as string]!.equals(next[k], this.values[k])) changed.add(k);
     this.values = next;
     if (changed.size === 0) return;
-    replaceGroup(this.ns, writeEntries(this.spec, next, this.ns));
+    replaceKeys(paramNames(this.spec, this.ns), writeEntries(this.spec, next, this.ns, this.normalize));
     for (const fn of this.listeners) fn(next, changed);
   }
 

@@ -1,8 +1,8 @@
 /**
  * The address bar as the single source of truth for view state. Parameters are grouped
  * by namespace: "lang" and chapter 1's playground keys have none ("score=additive"), every
- * other chapter owns "<ns>.<key>" ("c2.alpha=0.3"). A writer replaces only its own group,
- * with history.replaceState (no history entries), so chapters never overwrite each other.
+ * other chapter owns "<ns>.<key>" ("c2.alpha=0.3"). A writer replaces only the keys it
+ * owns, with history.replaceState (no history entries), so writers never overwrite each other.
  */
 
 /** The namespace of a parameter name: the part before the first '.', '' for none. */
@@ -34,12 +34,9 @@ function writeAll(entries: [string, string][]): void {
   if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
 }
 
-/**
- * Replaces the parameters of namespace `ns` with `entries` (each key must be in `ns`).
- * `ns = ''` replaces the unprefixed keys (the page's "lang" and chapter 1's playground).
- */
-export function replaceGroup(ns: string, entries: [string, string][]): void {
-  const kept = [...readQuery()].filter(([k]) => namespaceOf(k) !== ns);
+/** Replaces the parameters named in `owned` with `entries` (each of them one of `owned`). */
+export function replaceKeys(owned: readonly string[], entries: [string, string][]): void {
+  const kept = [...readQuery()].filter(([k]) => !owned.includes(k));
   writeAll([...kept, ...entries]);
 }
 
