@@ -13,6 +13,7 @@ import { Store } from './chapters/shared/store';
 import { inline, rich } from './chapters/shared/rich';
 import { h } from './chapters/shared/dom';
 import { setParam } from './chapters/shared/url';
+import './app.css';
 
 /** A chapter module, or the reason it could not be loaded. */
 export type LoadedChapter = { ok: true; chapter: Chapter<any> } | { ok: false; index: number; message: string };

@@ -4,7 +4,7 @@
  * and error messages are already in the reader's language.
  */
 import 'katex/dist/katex.min.css';
-import './styles.css';
+import './base.css';
 import { loadQkScope } from '@qkscope/wasm';
 import { LANGS, type Lang, catalog, fill } from './i18n';
 import { CHAPTERS } from './chapters';

@@ -3,14 +3,16 @@
  * for matrices up to 8 x 8, a legend that is always shown, hatched masked cells,
  * a tooltip on hover and focus, and keyboard focus with arrow keys (one tab stop,
  * roving tabindex), each cell carrying an aria-label readout.
- * Palettes: 'diverging' = RdBu reversed on a symmetric domain centred at 0 (signed
- * scores); 'unit' = viridis on the fixed domain [0, 1] (weights).
+ * Colours, domain, legend ticks, which cells print numbers and keyboard movement come from
+ * heatmap-scale.ts, shared with <qk-scope>'s grid; this file draws them as SVG (exportable).
  */
-import { select, interpolateRdBu, interpolateViridis, scaleLinear, color as d3color, type Selection } from 'd3';
+import { select, type Selection } from 'd3';
 import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
+import { type Palette, colour, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
+import './heatmap.css';
 
-export type Palette = 'diverging' | 'unit';
+export type { Palette };
 
 export interface HeatmapSpec {
   values: RowMajor;
@@ -42,32 +44,7 @@ const CELL = 66;
 const LEFT = 64;
 const TOP = 44;
 const PAD = 6;
-const MAX_TEXT = 8;
 let uid = 0;
-
-/** Colour of a value under a palette with a given symmetric extent. */
-export function paletteColor(palette: Palette, extent: number) {
-  if (palette === 'unit') return (x: number) => interpolateViridis(Math.min(1, Math.max(0, x)));
-  return (x: number) => interpolateRdBu(1 - (Math.min(extent, Math.max(-extent, x)) + extent) / (2 * extent));
-}
-
-/** Dark or light text, whichever reads better on `fill`. */
-function inkOn(fill: string): string {
-  const c = d3color(fill)?.rgb();
-  if (!c) return 'currentColor';
-  const lin = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-  const lum = 0.2126 * lin(c.r) + 0.7152 * lin(c.g) + 0.0722 * lin(c.b);
-  return lum > 0.3 ? '#111' : '#fff';
-}
-
-/** Symmetric, rounded extent of the finite values (1 when there are none). */
-export function symmetricExtent(values: ArrayLike<number>): number {
-  let m = 0;
-  for (let k = 0; k < values.length; k++) if (Number.isFinite(values[k]!)) m = Math.max(m, Math.abs(values[k]!));
-  if (m === 0) return 1;
-  const nice = scaleLinear().domain([-m, m]).nice(4).domain()[1]!;
-  return nice;
-}
 
 export class Heatmap {
   readonly el: HTMLElement;
@@ -123,9 +100,9 @@ export class Heatmap {
   update(spec: HeatmapSpec): void {
     this.spec = spec;
     const { rows, cols, data } = spec.values;
-    const extent = spec.palette === 'unit' ? 1 : symmetricExtent(data);
-    const fillOf = paletteColor(spec.palette, extent);
-    const showText = rows <= MAX_TEXT && cols <= MAX_TEXT;
+    const extent = extentOf(spec.palette, data);
+    const fillOf = (x: number) => colour(spec.palette, x, extent);
+    const showText = showsText(rows, cols);
     const width = Heatmap.naturalWidth(cols);
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
@@ -179,14 +156,14 @@ export class Heatmap {
       .attr('aria-label', (d) => spec.cellLabel(d.i + 1, d.j + 1, this.valueText(d)));
     join
       .select('rect')
-      .attr('fill', (d) => (d.masked ? hatch : fillOf(d.value)))
+      .attr('fill', (d) => (d.masked ? hatch : fillOf(d.value).fill))
       .classed('masked', (d) => d.masked);
     join
       .select('text')
       .text((d) => (!showText || d.masked ? '' : fixed(d.value, spec.decimals)))
-      .attr('fill', (d) => (d.masked ? 'currentColor' : inkOn(fillOf(d.value))));
+      .attr('fill', (d) => (d.masked ? 'currentColor' : fillOf(d.value).ink));
 
-    this.drawLegend(spec, extent, fillOf);
+    this.drawLegend(spec, extent);
   }
 
   private valueText(d: Cell): string {
@@ -205,25 +182,23 @@ export class Heatmap {
       axes.append('text').attr('class', 'tick').attr('x', LEFT - 10).attr('y', TOP + i * CELL + CELL / 2).attr('dy', '0.35em').attr('text-anchor', 'end').text(i + 1);
   }
 
-  private drawLegend(spec: HeatmapSpec, extent: number, fillOf: (x: number) => string): void {
+  private drawLegend(spec: HeatmapSpec, extent: number): void {
     const barW = 140;
     const swatch = spec.maskedLegend ? 92 : 0;
     const width = barW + 24 + swatch;
     const lg = this.legend.attr('viewBox', `0 0 ${width} 44`).attr('width', width).attr('height', 44);
     lg.selectAll('g.lg, linearGradient').remove();
     const gradId = `${this.id}-grad`;
-    const lo = spec.palette === 'unit' ? 0 : -extent;
-    const hi = spec.palette === 'unit' ? 1 : extent;
+    const { stops, ticks } = legendScale(spec.palette, extent, 10);
     const grad = lg.select('defs').append('linearGradient').attr('id', gradId);
-    for (let s = 0; s <= 10; s++) grad.append('stop').attr('offset', `${s * 10}%`).attr('stop-color', fillOf(lo + ((hi - lo) * s) / 10));
+    stops.forEach((c, s) => grad.append('stop').attr('offset', `${s * 10}%`).attr('stop-color', c));
     const g = lg.append('g').attr('class', 'lg').attr('transform', 'translate(8,0)');
     g.append('text').attr('class', 'legend-title').attr('x', 0).attr('y', 11).text(spec.legendTitle);
     g.append('rect').attr('x', 0).attr('y', 16).attr('width', barW).attr('height', 10).attr('rx', 2).attr('fill', `url(#${gradId})`);
-    const ticks = [lo, (lo + hi) / 2, hi];
     ticks.forEach((t, k) => {
       const x = (k * barW) / 2;
       g.append('line').attr('x1', x).attr('x2', x).attr('y1', 26).attr('y2', 30).attr('stroke', 'currentColor');
-      g.append('text').attr('class', 'tick').attr('x', x).attr('y', 41).attr('text-anchor', k === 0 ? 'start' : k === 2 ? 'end' : 'middle').text(Number(t.toPrecision(3)).toString().replace('-', '\u2212'));
+      g.append('text').attr('class', 'tick').attr('x', x).attr('y', 41).attr('text-anchor', k === 0 ? 'start' : k === 2 ? 'end' : 'middle').text(t);
     });
     if (spec.maskedLegend) {
       const m = g.append('g').attr('transform', `translate(${barW + 18},16)`);
@@ -255,17 +230,10 @@ export class Heatmap {
   private onKey(ev: KeyboardEvent): void {
     if (!this.spec) return;
     const { rows, cols } = this.spec.values;
-    let [i, j] = this.focus;
-    switch (ev.key) {
-      case 'ArrowUp': i = Math.max(0, i - 1); break;
-      case 'ArrowDown': i = Math.min(rows - 1, i + 1); break;
-      case 'ArrowLeft': j = Math.max(0, j - 1); break;
-      case 'ArrowRight': j = Math.min(cols - 1, j + 1); break;
-      case 'Home': j = 0; break;
-      case 'End': j = cols - 1; break;
-      case 'Escape': this.hideTooltip(); return;
-      default: return;
-    }
+    if (ev.key === 'Escape') return this.hideTooltip();
+    const to = moveFocus(ev.key, this.focus[0], this.focus[1], rows, cols);
+    if (!to) return;
+    const [i, j] = to;
     ev.preventDefault();
     this.focus = [i, j];
     const cells = this.svg.selectAll<SVGGElement, Cell>('g.cell');

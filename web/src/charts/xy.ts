@@ -6,6 +6,7 @@
  * Series colours are the Okabe–Ito palette via CSS variables --series-0..6 (class s-<k>).
  */
 import { select, format as d3format, type Selection } from 'd3';
+import './xy.css';
 
 export interface AxisSpec {
   /** Plain text (no TeX): e.g. "dₖ", "variance". */

@@ -4,11 +4,13 @@
  * every cell carries an aria-label readout. Numbers are printed for matrices up to
  * 8 x 8; larger ones show them on hover (title) and focus (aria-label). Masked cells
  * are hatched, not zero. Colours are set through the CSSOM (el.style), which a
- * strict style-src CSP does not block, unlike style="" attributes.
+ * strict style-src CSP does not block, unlike style="" attributes. Colours, domain, legend,
+ * which cells print numbers and keyboard movement: charts/heatmap-scale.ts, shared with the
+ * tutorial's heatmaps (which draw SVG for export; this grid keeps the widget's part= API).
  */
 import { fixed } from '../model/format';
 import type { RowMajor } from '../model/matrix';
-import { type Palette, colour, extentOf } from './palette';
+import { type Palette, colour, extentOf, legendScale, moveFocus, showsText } from '../charts/heatmap-scale';
 
 export interface GridSpec {
   /** Short name, e.g. "weights" (data-matrix on the grid, used by tests and CSS). */
@@ -22,8 +24,6 @@ export interface GridSpec {
   cellLabel: (i: number, j: number, valueText: string) => string;
   gridLabel: string;
 }
-
-const MAX_TEXT = 8;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, part: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -44,8 +44,8 @@ export function renderGrid(spec: GridSpec): HTMLElement {
   grid.setAttribute('aria-label', spec.gridLabel);
   grid.dataset.matrix = spec.name;
   grid.style.gridTemplateColumns = `repeat(${cols}, var(--qk-cell-size, 3.4em))`;
-  const extent = extentOf(data);
-  const showText = rows <= MAX_TEXT && cols <= MAX_TEXT;
+  const extent = extentOf(spec.palette, data);
+  const showText = showsText(rows, cols);
   const cells: HTMLElement[][] = [];
   for (let i = 0; i < rows; i++) {
     const row = el('div', 'row');
@@ -82,20 +82,11 @@ export function renderGrid(spec: GridSpec): HTMLElement {
   grid.addEventListener('keydown', (ev) => {
     const cur = (ev.target as HTMLElement).closest<HTMLElement>('[role=gridcell]');
     if (!cur) return;
-    let i = Number(cur.dataset.i);
-    let j = Number(cur.dataset.j);
-    switch (ev.key) {
-      case 'ArrowUp': i = Math.max(0, i - 1); break;
-      case 'ArrowDown': i = Math.min(rows - 1, i + 1); break;
-      case 'ArrowLeft': j = Math.max(0, j - 1); break;
-      case 'ArrowRight': j = Math.min(cols - 1, j + 1); break;
-      case 'Home': j = 0; break;
-      case 'End': j = cols - 1; break;
-      default: return;
-    }
+    const to = moveFocus(ev.key, Number(cur.dataset.i), Number(cur.dataset.j), rows, cols);
+    if (!to) return;
     ev.preventDefault();
     cur.tabIndex = -1;
-    const next = cells[i]![j]!;
+    const next = cells[to[0]]![to[1]]!;
     next.tabIndex = 0;
     next.focus();
   });
@@ -110,11 +101,8 @@ function legend(palette: Palette, extent: number): HTMLElement {
   box.setAttribute('aria-hidden', 'true');
   const bar = el('span', 'legend-bar');
   bar.className = 'legend-bar';
-  const lo = palette === 'unit' ? 0 : -extent;
-  const hi = palette === 'unit' ? 1 : extent;
-  const stops = Array.from({ length: 9 }, (_, s) => colour(palette, lo + ((hi - lo) * s) / 8, extent).fill);
+  const { stops, ticks } = legendScale(palette, extent, 8);
   bar.style.background = `linear-gradient(to right, ${stops.join(', ')})`;
-  const fmt = (x: number) => Number(x.toPrecision(3)).toString().replace('-', '\u2212');
-  box.append(el('span', 'legend-tick', fmt(lo)), bar, el('span', 'legend-tick', fmt(hi)));
+  box.append(el('span', 'legend-tick', ticks[0]!), bar, el('span', 'legend-tick', ticks[2]!));
   return box;
 }

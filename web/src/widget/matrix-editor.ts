@@ -7,6 +7,7 @@
 import { type Mat, clone } from '../model/matrix';
 import { shortNumber } from '../model/format';
 import { MATRIX_LIMITS as LIMITS, clamp } from '../model/url-state';
+import './matrix-editor.css';
 
 export interface MatrixEditorOptions {
   /** Short symbol shown in the heading and used in labels, e.g. "Q". */

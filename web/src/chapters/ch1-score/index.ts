@@ -12,6 +12,7 @@ import { WORKED_X, makeSpec, normalize } from './model';
 import { ScoreFigure } from './figure';
 import { en, type Ch1Text } from './en';
 import { zh } from './zh';
+import './style.css';
 
 /** Live numbers of the worked example, as TeX or text, for the {{slots}} of the prose. */
 export function workedExampleVars(qk: QkScope): Vars {

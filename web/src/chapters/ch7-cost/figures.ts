@@ -37,13 +37,13 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const t = ctx.t.fig1;
   const names = ctx.qk.scoreFunctions.map((f) => f.name);
   const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c7-run');
-  const status = testId(h('p', { className: 'hint c7-status', textContent: t.notRun }), 'c7-status');
+  const status = testId(h('p', { className: 'hint run-status', textContent: t.notRun }), 'c7-status');
   status.setAttribute('aria-live', 'polite');
-  const summary = testId(h('p', { className: 'c7-summary' }), 'c7-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'figure-summary');
   const memNote = h('p', { className: 'hint' });
   const timeChart = new LineChart('c7-time');
   const memChart = new LineChart('c7-memory');
-  const timeBox = h('div', { className: 'c7-chart', hidden: true }, h('h3', { textContent: t.timeTitle }), timeChart.el);
+  const timeBox = h('div', { className: 'panel', hidden: true }, h('h3', { textContent: t.timeTitle }), timeChart.el);
   let results: Timing[] = [];
   let generation = 0;
 
@@ -134,9 +134,9 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const controls = controlGroup(ctx.cat.common.controls,
     radios(store, 'maxL', { id: 'c7-maxl', label: t.maxL, options: ['128', '256', '512', '1024'].map((x) => [x, x] as const), hint: t.maxLHint }),
     radios(store, 'd', { id: 'c7-d', label: t.d, options: ['16', '32', '64'].map((x) => [x, x] as const) }),
-    h('div', { className: 'control c7-run' }, runButton, status));
+    h('div', { className: 'control run-row' }, runButton, status));
   fig.body.append(controls, summary,
-    h('div', { className: 'c7-charts' }, timeBox, h('div', { className: 'c7-chart' }, h('h3', { textContent: t.memTitle }), memChart.el, memNote)));
+    h('div', { className: 'panels' }, timeBox, h('div', { className: 'panel' }, h('h3', { textContent: t.memTitle }), memChart.el, memNote)));
   store.on((_, changed) => {
     if (changed.has('d')) drawMemory();
     if (changed.has('maxL') || changed.has('d')) {
@@ -160,15 +160,15 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const t1 = ctx.t.fig1;
   const D = 32;
   const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c7-add-run');
-  const status = testId(h('p', { className: 'hint c7-status', textContent: t1.notRun }), 'c7-add-status');
+  const status = testId(h('p', { className: 'hint run-status', textContent: t1.notRun }), 'c7-add-status');
   status.setAttribute('aria-live', 'polite');
   const same = testId(h('p', { className: 'hint' }), 'c7-same');
-  const summary = testId(h('p', { className: 'c7-summary' }), 'c7-add-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'c7-add-summary');
   const timeChart = new LineChart('c7-add-time');
   const ratioChart = new BarChart('c7-add-ratio');
-  const charts = h('div', { className: 'c7-charts', hidden: true },
-    h('div', { className: 'c7-chart' }, h('h3', { textContent: t.timeTitle }), timeChart.el),
-    h('div', { className: 'c7-chart' }, h('h3', { textContent: t.ratioTitle }), ratioChart.el));
+  const charts = h('div', { className: 'panels', hidden: true },
+    h('div', { className: 'panel' }, h('h3', { textContent: t.timeTitle }), timeChart.el),
+    h('div', { className: 'panel' }, h('h3', { textContent: t.ratioTitle }), ratioChart.el));
   let results: Timing[] = [];
   let check: { L: number; diff: number; bytes: number } | null = null;
   let generation = 0;
@@ -261,7 +261,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const controls = controlGroup(ctx.cat.common.controls,
     radios(store, 'addL', { id: 'c7-addl', label: t.maxL, options: ['64', '128', '256'].map((x) => [x, x] as const) }),
     radios(store, 'dh', { id: 'c7-dh', label: t.dh, options: ['16', '32', '64'].map((x) => [x, x] as const) }),
-    h('div', { className: 'control c7-run' }, runButton, status));
+    h('div', { className: 'control run-row' }, runButton, status));
   fig.body.append(controls, summary, same, charts);
   store.on((_, changed) => {
     if (changed.has('addL') || changed.has('dh')) {
@@ -298,7 +298,7 @@ export function linearConcatFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement
   const qHm = new Heatmap('c7-queries');
   const lcHm = new Heatmap('c7-lc-weights');
   const sdHm = new Heatmap('c7-sd-weights');
-  const note = testId(h('p', { className: 'c7-summary' }), 'c7-lc-change');
+  const note = testId(h('p', { className: 'figure-summary' }), 'c7-lc-change');
   const next = testId(h('button', { type: 'button', className: 'button', textContent: t.newQueries }), 'c7-new-queries');
   next.addEventListener('click', () => store.set({ qset: (store.get().qset + 1) % 1000 }));
   let cur = base;
@@ -328,9 +328,9 @@ export function linearConcatFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement
     data: () => matricesTable([['queries', Q], ['weights_linear_concat', cur.lc.weights], ['weights_scaled_dot', cur.sd.weights]]),
   });
   const controls = controlGroup(ctx.cat.common.controls,
-    h('div', { className: 'control c7-run' }, integer(store, 'qset', { id: 'c7-qset', label: t.querySet, min: 0, max: 999 }), next));
-  const panel = (title: string, el: HTMLElement) => h('div', { className: 'c7-panel' }, h('h3', { textContent: title }), el);
-  fig.body.append(controls, note, h('div', { className: 'c7-grid' }, panel(t.queries, qHm.el), panel(t.lc, lcHm.el), panel(t.sd, sdHm.el)));
+    h('div', { className: 'control run-row' }, integer(store, 'qset', { id: 'c7-qset', label: t.querySet, min: 0, max: 999 }), next));
+  const panel = (title: string, el: HTMLElement) => h('div', { className: 'panel' }, h('h3', { textContent: title }), el);
+  fig.body.append(controls, note, h('div', { className: 'panels c7-grid' }, panel(t.queries, qHm.el), panel(t.lc, lcHm.el), panel(t.sd, sdHm.el)));
   store.on((_, changed) => changed.has('qset') && draw());
   draw();
   return fig.el;

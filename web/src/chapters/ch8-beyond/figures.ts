@@ -37,7 +37,7 @@ function weightsSpec(ctx: Ctx, values: Matrix, label: string, masked?: (i: numbe
   };
 }
 
-const panel = (title: HTMLElement | string, el: HTMLElement) => h('div', { className: 'c8-panel' }, typeof title === 'string' ? h('h3', { textContent: title }) : title, el);
+const panel = (title: HTMLElement | string, el: HTMLElement) => h('div', { className: 'panel' }, typeof title === 'string' ? h('h3', { textContent: title }) : title, el);
 
 /** Figure 8.1: linear attention (elu + 1, FAVOR+) against softmax. */
 export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
@@ -50,7 +50,7 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   approxHm.onCellFocus = (cell) => softHm.highlight(cell);
   const approxTitle = h('h3');
   const chart = new LineChart('c8-error');
-  const summary = testId(h('p', { className: 'c8-summary' }), 'c8-lin-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'c8-lin-summary');
   let last: { soft: ForwardResult; approx: Matrix; errors: { m: number; err: number }[]; eluErr: number; favorErr: number } | null = null;
 
   const draw = () => {
@@ -101,7 +101,7 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       checkbox(store, 'causal', { id: 'c8-causal', label: t.causal }),
       integer(store, 'seed', { id: 'c8-seed', label: ctx.cat.common.seed, min: 0, max: 999_999 })),
     summary,
-    h('div', { className: 'c8-grid' }, panel(t.softmaxTitle, softHm.el), panel(approxTitle, approxHm.el), panel(t.errorTitle, chart.el)));
+    h('div', { className: 'panels c8-grid' }, panel(t.softmaxTitle, softHm.el), panel(approxTitle, approxHm.el), panel(t.errorTitle, chart.el)));
   store.on((_, ch) => ['map', 'm', 'sigma', 'causal', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
   ctx.whenVisible(fig.el, draw);
   return fig.el;
@@ -113,11 +113,11 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const D = 32;
   const M = 64;
   const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c8-run');
-  const status = testId(h('p', { className: 'hint c8-status', textContent: t.notRun }), 'c8-status');
+  const status = testId(h('p', { className: 'hint run-status', textContent: t.notRun }), 'c8-status');
   status.setAttribute('aria-live', 'polite');
-  const summary = testId(h('p', { className: 'c8-summary' }), 'c8-time-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'c8-time-summary');
   const chart = new LineChart('c8-time');
-  const box = h('div', { className: 'c8-chart', hidden: true }, chart.el);
+  const box = h('div', { className: 'panel c8-chart', hidden: true }, chart.el);
   const labels: Record<string, string> = { core: t.core, js: t.js, elu: t.elu, favor: t.favor };
   let results: Timing[] = [];
   let generation = 0;
@@ -181,7 +181,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   fig.body.append(
     controlGroup(ctx.cat.common.controls,
       radios(store, 'maxL', { id: 'c8-maxl', label: t.maxL, options: ['256', '512', '1024', '2048'].map((x) => [x, x] as const) }),
-      h('div', { className: 'control c8-run' }, runButton, status)),
+      h('div', { className: 'control run-row' }, runButton, status)),
     summary, box);
   store.on((_, ch) => {
     if (!ch.has('maxL')) return;
@@ -207,7 +207,7 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   fullHm.onCellFocus = (cell) => sparseHm.highlight(cell);
   sparseHm.onCellFocus = (cell) => fullHm.highlight(cell);
   const chart = new LineChart('c8-sparse-error');
-  const summary = testId(h('p', { className: 'c8-summary' }), 'c8-sparse-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'c8-sparse-summary');
   let cur: { full: ForwardResult; sparse: ForwardResult; kept: number; scored: number; err: number; dw: number } | null = null;
 
   const compute = (seed: number, pattern: 'topk' | 'window', k: number, w: number, g: number) => {
@@ -270,7 +270,7 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 }),
       slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 })),
     summary,
-    h('div', { className: 'c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.axisErr, chart.el)));
+    h('div', { className: 'panels c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.axisErr, chart.el)));
   store.on((_, ch) => ['pattern', 'k', 'w', 'g', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
   ctx.whenVisible(fig.el, draw);
   return fig.el;

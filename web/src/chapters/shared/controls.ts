@@ -12,6 +12,7 @@
 import type { FieldSpecs, ValuesOf } from '../../model/url-state';
 import type { Store } from './store';
 import { h, testId } from './dom';
+import './controls.css';
 
 /** A figure's row of controls: one labelled group (role=group) for assistive technology. */
 export function controlGroup(label: string, ...controls: HTMLElement[]): HTMLDivElement {

@@ -18,6 +18,7 @@ import { type Catalog, fill } from '../../i18n';
 import { type FigureData, type SvgSource, composeSvg, download, svgToPng, toCsv, toJson } from '../../charts/export';
 import { rich } from './rich';
 import { h, testId } from './dom';
+import './figure.css';
 
 export interface FigureFrameOptions {
   /** Unique on the page; the element's id and test id (e.g. "figure-c2-grid"). */

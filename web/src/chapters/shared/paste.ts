@@ -8,6 +8,7 @@ import { type PasteStrings, fill } from '../../i18n';
 import type { Mat } from '../../model/matrix';
 import { type PasteError, type PasteLimits, matricesToCsv, parseMatrices } from '../../model/parse-matrices';
 import { h, testId } from './dom';
+import './paste.css';
 
 export interface PasteOptions {
   /** Unique id prefix on the page, also the test id prefix. */
