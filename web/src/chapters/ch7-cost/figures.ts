@@ -39,7 +39,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c7-run');
   const status = testId(h('p', { className: 'hint run-status', textContent: t.notRun }), 'c7-status');
   status.setAttribute('aria-live', 'polite');
-  const summary = testId(h('p', { className: 'figure-summary' }), 'figure-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'c7-summary');
   const memNote = h('p', { className: 'hint' });
   const timeChart = new LineChart('c7-time');
   const memChart = new LineChart('c7-memory');
