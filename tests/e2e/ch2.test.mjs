@@ -4,18 +4,15 @@
 // hostile URL values, the language switch, exports, and screenshots at 390 and 1280 px.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, repoRootFile, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { loadCore } from './server.mjs';
 
 const env = usePage();
 const GRID = '[data-testid="figure-c2-grid"]';
 const DIFF = '[data-testid="figure-c2-diff"]';
 
-async function registry() {
-  const { loadQkScope } = await import(repoRootFile('wasm/qkscope.js'));
-  return loadQkScope({ wasmBinary: await readFile(repoRootFile('wasm/dist/qkscope_core.wasm')) });
-}
+const registry = loadCore;
 
 const rowsOf = (cs) => [...new Set(cs.map((c) => c.i))].map((i) => cs.filter((c) => c.i === i).map((c) => c.text));
 

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ARTIFACTS, PHONE, cells, chapterOverflow, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { loadCore } from './server.mjs';
 
 const env = usePage();
 
@@ -38,8 +39,8 @@ test('nothing is measured on load; Run measures every scoring function at L = 32
     assert.ok((await page.locator('[data-testid="c7-memory"] path.line, [data-testid="c7-memory"] path').count()) > 0, 'memory chart drawn');
     assert.match(await fig.textContent(), /At L = 4096 one head stores 128 MB for S and P/);
     await runTime(page);
-    // 6 scoring functions x 3 lengths (32, 64, 128).
-    assert.equal(await page.locator('[data-testid="c7-time"] circle.point').count(), 18);
+    // Every scoring function of the registry x 3 lengths (32, 64, 128).
+    assert.equal(await page.locator('[data-testid="c7-time"] circle.point').count(), (await loadCore()).scoreFunctions.length * 3);
     const ratio = Number(await fig.locator('[data-testid="c7-summary"]').getAttribute('data-ratio'));
     assert.ok(Number.isFinite(ratio) && ratio > 0, `additive / scaled dot ratio is a positive number (${ratio})`);
     assert.match(await fig.locator('[data-testid="c7-summary"]').textContent(), /^At L = 128: scaled dot/);

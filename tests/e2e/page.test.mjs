@@ -4,10 +4,10 @@
 // (test-results/*.png). Needs `npm run build:wasm && npm run build:web` first.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { repoRoot, startPreview } from './server.mjs';
+import { loadCore, repoRoot, startPreview } from './server.mjs';
 
 const ARTIFACTS = join(repoRoot, 'test-results');
 const DESKTOP = { width: 1280, height: 900 };
@@ -111,8 +111,7 @@ test('worked example: weights row 1 is [0.5065, 0.1863, 0.3072] and its largest 
 });
 
 test('the score selector lists the core registry, and switching to additive changes the weights', async () => {
-  const { loadQkScope } = await import(join(repoRoot, 'wasm/qkscope.js'));
-  const qk = await loadQkScope({ wasmBinary: await readFile(join(repoRoot, 'wasm/dist/qkscope_core.wasm')) });
+  const qk = await loadCore();
   const { page, problems, close } = await open();
   try {
     const options = await page.$$eval('[data-testid="score-select"] option', (os) => os.map((o) => o.value));

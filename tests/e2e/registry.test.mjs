@@ -6,10 +6,8 @@
 // `npm run build:widget` and `npm run build:web` first.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { repoRoot, startPreview } from './server.mjs';
+import { loadCore, startPreview } from './server.mjs';
 
 let server;
 let browser;
@@ -17,8 +15,7 @@ let scores;
 let normalizers;
 
 before(async () => {
-  const { loadQkScope } = await import(join(repoRoot, 'wasm/qkscope.js'));
-  const qk = await loadQkScope({ wasmBinary: await readFile(join(repoRoot, 'wasm/dist/qkscope_core.wasm')) });
+  const qk = await loadCore();
   scores = qk.scoreFunctions.map((f) => f.name);
   normalizers = qk.normalizers.map((n) => n.name);
   server = await startPreview();

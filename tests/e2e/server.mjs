@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -76,4 +77,10 @@ export async function startPreview({ timeoutMs = 20000 } = {}) {
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** The built wasm core in node (wasm/dist), e.g. to read its registries: `(await loadCore()).scoreFunctions`. */
+export async function loadCore() {
+  const { loadQkScope } = await import(fileURLToPath(new URL('../../wasm/qkscope.js', import.meta.url)));
+  return loadQkScope({ wasmBinary: await readFile(fileURLToPath(new URL('../../wasm/dist/qkscope_core.wasm', import.meta.url))) });
 }

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
-import { repoRoot } from './server.mjs';
+import { loadCore, repoRoot } from './server.mjs';
 
 const FIXTURE = join(repoRoot, 'tests/e2e/fixtures/widget');
 const SCRIPT = join(repoRoot, 'dist/widget/qk-scope.js');
@@ -99,8 +99,7 @@ test('three widgets render under a strict CSP, offline, sharing one wasm instanc
   const { page, finish } = await open();
   const counts = await page.evaluate(() =>
     ['worked', 'steps', 'bad'].map((id) => document.getElementById(id).shadowRoot.querySelectorAll('[role=grid]').length));
-  const { loadQkScope } = await import(join(repoRoot, 'wasm/qkscope.js'));
-  const qk = await loadQkScope({ wasmBinary: await readFile(join(repoRoot, 'wasm/dist/qkscope_core.wasm')) });
+  const qk = await loadCore();
   assert.deepEqual(counts, [1, 4, qk.scoreFunctions.length], 'heatmap: 1 grid, steps: 4, compare: one per scoring function');
   assert.equal(await page.evaluate(() => window.__instances), 1, 'one WebAssembly instance for three widgets');
   assert.equal(await page.evaluate(() => customElements.get('qk-scope') !== undefined), true);

@@ -236,8 +236,15 @@ export class QkScopeElement extends HTMLElement {
         grid('output', t.steps.output, r.output, 'diverging', false, t.dim),
       );
     } else {
+      // Every function of the core's registry; one that cannot run on these inputs says why.
       for (const { name: s, label } of this.core!.scoreFunctions) {
-        const res: ForwardResult = s === c.score ? r : this.core!.forward(forwardOptions(c, s));
+        let res: ForwardResult;
+        try {
+          res = s === c.score ? r : this.core!.forward(forwardOptions(c, s));
+        } catch (e) {
+          figs.push(Object.assign(el('p', 'status'), { textContent: `${label}: ${t.computeFailed}${e instanceof Error ? e.message : String(e)}` }));
+          continue;
+        }
         const fig = grid(s === c.score ? 'weights' : `weights-${s}`, label, res.weights, 'unit', true);
         fig.dataset.score = s;
         figs.push(fig);

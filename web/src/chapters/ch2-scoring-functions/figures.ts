@@ -89,11 +89,11 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
     const note = h('p', { className: 'hint c2-note' });
     const formula = h('div', { className: 'c2-formula' });
     formula.innerHTML = tex(`\\displaystyle ${info.tex}`);
-    const el = testId(h('div', { className: 'c2-panel' }, h('h3', { textContent: label(ctx, info.name) }), formula, hm.el, note), `c2-panel-${info.name}`);
+    const el = testId(h('div', { className: 'panel c2-panel' }, h('h3', { textContent: label(ctx, info.name) }), formula, hm.el, note), `c2-panel-${info.name}`);
     return { name: info.name, hm, note, el };
   });
   for (const p of panels) p.hm.onCellFocus = (cell) => panels.forEach((o) => o !== p && o.hm.highlight(cell));
-  const grid = h('div', { className: 'c2-grid' }, ...panels.map((p) => p.el));
+  const grid = h('div', { className: 'panels c2-grid' }, ...panels.map((p) => p.el));
 
   const draw = () => {
     const s = store.get();
@@ -150,9 +150,9 @@ export function differenceView(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
   const hmB = new Heatmap('c2-diff-b');
   const hmD = new Heatmap('c2-diff');
   const titles = [h('h3'), h('h3'), h('h3')];
-  const summary = testId(h('p', { className: 'c2-summary' }), 'c2-diff-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'c2-diff-summary');
   summary.setAttribute('aria-live', 'polite');
-  const row = h('div', { className: 'c2-row' }, ...[hmA, hmB, hmD].map((hm, k) => h('div', { className: 'c2-panel' }, titles[k]!, hm.el)));
+  const row = h('div', { className: 'c2-row' }, ...[hmA, hmB, hmD].map((hm, k) => h('div', { className: 'panel c2-panel' }, titles[k]!, hm.el)));
   const all = [hmA, hmB, hmD];
   for (const hm of all) hm.onCellFocus = (cell) => all.forEach((o) => o !== hm && o.highlight(cell));
   let last: { a: Matrix; b: Matrix; d: Matrix } | null = null;

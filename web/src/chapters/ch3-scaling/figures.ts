@@ -132,7 +132,7 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
     slider(store, 'lk', { id: 'c3-lk', label: t.lk, min: 2, max: 64, step: 1, hint: t.lkHint }));
   const maxChart = new LineChart('c3-maxweight');
   const jacChart = new LineChart('c3-jacobian');
-  const summary = testId(h('p', { className: 'c3-summary' }), 'c3-sat-summary');
+  const summary = testId(h('p', { className: 'figure-summary' }), 'c3-sat-summary');
   let data: Record<Scaling, { d: number; maxWeight: number; jacobian: number }[]> | null = null;
   const labels: Record<Scaling, string> = { none: t.seriesRaw, sqrt: t.seriesScaled, d: t.seriesByD };
 
@@ -170,9 +170,9 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
       return { columns: ['scaling', 'd_k', 'mean_max_weight', 'mean_jacobian_norm'], rows, json: { seed: store.get().seed, keys: store.get().lk, series: d } };
     },
   });
-  const charts = h('div', { className: 'c3-charts' },
-    h('div', { className: 'c3-chart' }, h('h3', { textContent: t.maxTitle }), maxChart.el),
-    h('div', { className: 'c3-chart' }, h('h3', { textContent: t.jacTitle }), jacChart.el));
+  const charts = h('div', { className: 'panels' },
+    h('div', { className: 'panel' }, h('h3', { textContent: t.maxTitle }), maxChart.el),
+    h('div', { className: 'panel' }, h('h3', { textContent: t.jacTitle }), jacChart.el));
   fig.body.append(controls, summary, charts);
   store.on((_, changed) => (changed.has('seed') || changed.has('lk')) && draw());
   ctx.whenVisible(fig.el, draw);

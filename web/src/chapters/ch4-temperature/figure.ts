@@ -65,7 +65,7 @@ export function temperatureFigure(ctx: Ctx, store: Store<Ch4Spec>): HTMLElement 
   const rHard = readout('c4-read-hard', t.readHard);
   const readouts = h('div', { className: 'c4-readouts' }, rH.el, rMax.el, rSup.el, rHard.el);
   readouts.setAttribute('aria-live', 'polite');
-  const top = h('div', { className: 'c4-row' }, h('div', { className: 'c4-panel' }, hm.el), h('div', { className: 'c4-panel' }, bars.el, logits));
+  const top = h('div', { className: 'panels c4-row' }, h('div', { className: 'panel' }, hm.el), h('div', { className: 'panel' }, bars.el, logits));
 
   let last: ForwardResult | null = null;
   const draw = () => {

@@ -58,7 +58,7 @@ export function maskFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   const panels = aligns.map(([align, title, short]) => {
     const hm = new Heatmap(`c5-mask-${short}`);
     const note = testId(h('p', { className: 'hint c5-note' }), `c5-visible-${short}`);
-    const el = h('div', { className: 'c5-panel' }, h('h3', { textContent: title }), hm.el, note);
+    const el = h('div', { className: 'panel' }, h('h3', { textContent: title }), hm.el, note);
     return { align, title, hm, note, el, result: null as ForwardResult | null };
   });
   panels[0]!.hm.onCellFocus = (cell) => panels[1]!.hm.highlight(cell);
@@ -100,7 +100,7 @@ export function maskFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
     charts: () => panels.filter((p) => p.result).map((p) => ({ title: p.title, parts: p.hm.parts() })),
     data: () => matricesTable(panels.filter((p) => p.result).map((p) => [`${p.align}.weights`, p.result!.weights]), 'query', 'key'),
   });
-  frame.body.append(controls, error, h('div', { className: 'c5-row' }, ...panels.map((p) => p.el)));
+  frame.body.append(controls, error, h('div', { className: 'panels c5-row' }, ...panels.map((p) => p.el)));
   store.on((_, ch) => ['lq', 'lk', 'pad', 'causal', 'win', 'left', 'right'].some((k) => ch.has(k as never)) && draw());
   draw();
   return frame.el;
@@ -164,9 +164,9 @@ export function alibiFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   });
   frame.body.append(controls,
     h('div', { className: 'c5-slope-box' }, h('p', { className: 'c5-label', textContent: t.slopeList }), list, how, slopeText),
-    h('div', { className: 'c5-row' },
-      h('div', { className: 'c5-panel' }, h('h3', { textContent: t.bias }), hmBias.el),
-      h('div', { className: 'c5-panel' }, h('h3', { textContent: t.weights }), hmW.el)));
+    h('div', { className: 'panels c5-row' },
+      h('div', { className: 'panel' }, h('h3', { textContent: t.bias }), hmBias.el),
+      h('div', { className: 'panel' }, h('h3', { textContent: t.weights }), hmW.el)));
   store.on((_, ch) => (ch.has('heads') || ch.has('head')) && draw());
   draw();
   return frame.el;
@@ -230,9 +230,9 @@ export function graphFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
       return { ...table, json: { edges: PAIRS.filter((_, k) => s.edges & (1 << k)).map(([a, b]) => [a + 1, b + 1]), selfLoops: s.self, weights: table.json } };
     },
   });
-  frame.body.append(controls, h('div', { className: 'c5-row' },
-    h('div', { className: 'c5-panel' }, h('h3', { textContent: t.graph }), svg),
-    h('div', { className: 'c5-panel' }, h('h3', { textContent: t.weights }), hm.el)));
+  frame.body.append(controls, h('div', { className: 'panels c5-row' },
+    h('div', { className: 'panel' }, h('h3', { textContent: t.graph }), svg),
+    h('div', { className: 'panel' }, h('h3', { textContent: t.weights }), hm.el)));
   store.on((_, ch) => (ch.has('edges') || ch.has('self')) && draw());
   draw();
   return frame.el;

@@ -75,9 +75,9 @@ export function softcapFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
       return { ...d, json: { cap: store.get().cap, curve: d.json, logits: BIG, weights } };
     },
   });
-  frame.body.append(controls, h('div', { className: 'c5-row' },
-    h('div', { className: 'c5-panel' }, h('h3', { textContent: t.curve }), line.el),
-    h('div', { className: 'c5-panel' }, h('h3', { textContent: fill(t.weights, { z: `[${BIG.join(', ')}]` }) }), bars.el)));
+  frame.body.append(controls, h('div', { className: 'panels c5-row' },
+    h('div', { className: 'panel' }, h('h3', { textContent: t.curve }), line.el),
+    h('div', { className: 'panel' }, h('h3', { textContent: fill(t.weights, { z: `[${BIG.join(', ')}]` }) }), bars.el)));
   store.on((_, ch) => ch.has('cap') && draw());
   draw();
   return frame.el;
@@ -143,7 +143,7 @@ export function precisionFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
     },
   });
   frame.body.append(controls,
-    h('div', { className: 'c5-row c5-prec' }, ...all.map((x, k) => h('div', { className: 'c5-panel' }, titles[k]!, x.el))),
+    h('div', { className: 'panels c5-row c5-prec' }, ...all.map((x, k) => h('div', { className: 'panel' }, titles[k]!, x.el))),
     h('div', { className: 'table-scroll' }, table),
     h('p', { className: 'hint c5-summary-line' }, `${t.summary}: `, summary));
   store.on((_, ch) => (ch.has('dtype') || ch.has('fill')) && draw());

@@ -54,7 +54,7 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
     const formula = h('div', { className: 'c6-formula' });
     const info = ctx.qk.normalizers.find((x) => x.name === n)!;
     formula.innerHTML = tex(info.tex);
-    return { name: n, hm, el: testId(h('div', { className: 'c6-panel' }, h('h3', { textContent: label(n) }), formula, hm.el), `c6-panel-${n}`) };
+    return { name: n, hm, el: testId(h('div', { className: 'panel' }, h('h3', { textContent: label(n) }), formula, hm.el), `c6-panel-${n}`) };
   });
   for (const p of panels) p.hm.onCellFocus = (cell) => panels.forEach((o) => o !== p && o.hm.highlight(cell));
   let results: Map<NormalizerName, ForwardResult> = new Map();
@@ -106,7 +106,7 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
   });
   frame.body.append(controls,
     h('div', { className: 'c6-top' }, h('div', { className: 'c6-bars' }, bars.el, logits), h('div', { className: 'table-scroll' }, table)),
-    h('div', { className: 'c6-grid' }, ...panels.map((p) => p.el)));
+    h('div', { className: 'panels c6-grid' }, ...panels.map((p) => p.el)));
   store.on((_, ch) => ['tau', 'k', 'seed', 'hard', 'row'].some((k) => ch.has(k as never)) && draw());
   draw();
   return frame.el;

@@ -103,10 +103,10 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
     slider(store, 'L', { id: 'c9-l', label: t.L, min: 2, max: 16, step: 1 }),
     slider(store, 'head', { id: 'c9-head', label: t.head, min: 1, max: 8, step: 1 }),
     integer(store, 'seed', { id: 'c9-seed', label: c.seed, min: 0, max: 999_999 }));
-  const panel = (title: string | HTMLElement, el: HTMLElement) => h('div', { className: 'c9-panel' }, typeof title === 'string' ? h('h3', { textContent: title }) : title, el);
+  const panel = (title: string | HTMLElement, el: HTMLElement) => h('div', { className: 'panel c9-panel' }, typeof title === 'string' ? h('h3', { textContent: title }) : title, el);
   fig.body.append(controls,
-    h('div', { className: 'c9-grid' }, panel(t.entropyTitle, entropyHm.el), panel(t.maxTitle, maxHm.el), panel(t.supportTitle, supportHm.el)),
-    h('div', { className: 'c9-lower' }, h('div', { className: 'c9-table-box' }, h('div', { className: 'table-scroll' }, table), logLNote), panel(weightsTitle, weightsHm.el)));
+    h('div', { className: 'panels c9-grid' }, panel(t.entropyTitle, entropyHm.el), panel(t.maxTitle, maxHm.el), panel(t.supportTitle, supportHm.el)),
+    h('div', { className: 'panels c9-lower' }, h('div', { className: 'c9-table-box' }, h('div', { className: 'table-scroll' }, table), logLNote), panel(weightsTitle, weightsHm.el)));
   store.on(() => draw());
   draw();
   return fig.el;
