@@ -1,5 +1,5 @@
 # Emscripten build of the Embind module: wasm/src/*.cpp -> wasm/dist/qkscope_core.{mjs,wasm}.
-# Flags follow TOOLCHAIN.md (Emscripten 3.1.6); NODE_PATH=/usr/share/nodejs must be set
+# Flags follow docs/toolchain.md (Emscripten 3.1.6); NODE_PATH=/usr/share/nodejs must be set
 # for the link (the presets and scripts/build-wasm.sh do it).
 file(GLOB QKSCOPE_WASM_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/wasm/src/*.cpp)
 if(NOT QKSCOPE_WASM_SOURCES)

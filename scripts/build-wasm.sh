@@ -4,7 +4,7 @@
 # Up-to-date builds return in about a second (make does nothing).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export NODE_PATH=/usr/share/nodejs   # em++ links at -O1+ need node-acorn (TOOLCHAIN.md)
+export NODE_PATH=/usr/share/nodejs   # em++ links at -O1+ need node-acorn (docs/toolchain.md)
 
 if [[ ! -f build/wasm/CMakeCache.txt ]]; then
   cmake --preset wasm

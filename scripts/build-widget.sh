@@ -5,7 +5,7 @@
 #   3. dist/widget/qk-scope.js                       self-contained classic script (wasm inlined)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export NODE_PATH=/usr/share/nodejs   # em++ links at -O1+ need node-acorn (TOOLCHAIN.md)
+export NODE_PATH=/usr/share/nodejs   # em++ links at -O1+ need node-acorn (docs/toolchain.md)
 
 # Configure the first time, and again if the build folder predates the qkscope_widget target.
 if [[ ! -f build/wasm/CMakeCache.txt ]] || ! grep -q qkscope_widget build/wasm/Makefile; then

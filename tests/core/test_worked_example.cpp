@@ -1,4 +1,4 @@
-// TUTORIAL_FACTS §4: the worked example the tutorial shows, to 4 decimals.
+// docs/facts.md §1: the worked example the tutorial shows, to 4 decimals.
 // X = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], W_Q = W_K = W_V = I, d_k = 4, scaled dot.
 // The expected values are the textbook numbers, also recomputed here from the
 // closed form (softmax of S = X X^T / 2) so the table is derived, not trusted.

@@ -29,7 +29,7 @@ test('one panel per scoring function of the registry; cosine ties key 1 and key 
     assert.ok(dot[2].value > dot[0].value + 0.5, `dot: key 3 (${dot[2].value}) >> key 1 (${dot[0].value})`);
     assert.equal(cos[0].text, cos[2].text, 'cosine: key 1 and key 3 tie for query 1');
     assert.ok(dot[2].value > cos[2].value + 0.3, 'dot puts far more weight on key 3 than cosine');
-    // Linear concat: every row identical (TUTORIAL_FACTS §5.3).
+    // Linear concat: every row identical (docs/facts.md §2).
     const lc = rowsOf(await cells(page, 'c2-hm-linear_concat'));
     for (const r of lc) assert.deepEqual(r, lc[0], 'every linear-concat row is the same');
     const prose = await page.textContent('[data-testid="section-c2-differences"]');

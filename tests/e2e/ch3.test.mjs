@@ -1,5 +1,5 @@
 // tests/e2e/ch3.test.mjs — chapter 3 (why divide by sqrt(d_k)) in the built page: the live
-// Monte Carlo run through forward() reproduces TUTORIAL_FACTS §3 (Var(q.k) ~ d_k for 64, 256,
+// Monte Carlo run through forward() reproduces docs/facts.md §3 (Var(q.k) ~ d_k for 64, 256,
 // 512, about 1 when scaled, std about 22.6 at 512), the saturation curves (max weight up,
 // Jacobian norm down, unscaled), controls and URL round-trip, hostile URL values, the
 // language switch, exports, and screenshots at 390 and 1280 px.

@@ -1,7 +1,7 @@
 // tests/e2e/ch7.test.mjs — chapter 7 (what attention costs) in the built page: the Run buttons
 // measure forward() and the broadcast additive attention at small L (never asserting timings),
 // the broadcast and fused additive scores agree, linear concat's weights do not change when
-// the queries do (TUTORIAL_FACTS §5.3) while scaled dot's do, URL round-trip, hostile URL
+// the queries do (docs/facts.md §2) while scaled dot's do, URL round-trip, hostile URL
 // values, the language switch, exports, and screenshots at 390 and 1280 px.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // tests/e2e/page.test.mjs — the built tutorial page (web/dist via `vite preview`) in
-// headless Chromium: chapter 1 with the worked example (TUTORIAL_FACTS §4), the
+// headless Chromium: chapter 1 with the worked example (docs/facts.md §1), the
 // scoring-function selector, masks, inline errors, the language switch, and screenshots
 // (test-results/*.png). Needs `npm run build:wasm && npm run build:web` first.
 import { after, before, test } from 'node:test';

@@ -8,7 +8,8 @@
 //   P     = normalizer(z / tau)          row-wise (norm/registry.hpp); tau = temperature
 //   O     = P V                                                                        (L_q, d_v)
 // Temperature is applied inside the normalizer, after the row max is subtracted, so
-// tau -> 0 tends to the hard (argmax) limit instead of overflowing (shared/cases B13).
+// tau -> 0 tends to the hard (argmax) limit instead of overflowing (fault case B13 in
+// tests/data/fault_cases.json).
 // A fully masked row has P = 0, O = 0, zero gradients, logsumexp = -inf, entropy 0.
 #pragma once
 
@@ -33,7 +34,7 @@ struct AttentionConfig {
   /// Scoring function name from ScoreFunctions ("dot", "scaled_dot", ...).
   std::string score = "scaled_dot";
   /// Multiplier of raw scores; default: the scoring function's (1/sqrt(d_k) or 1).
-  /// Any explicit value, 0 included, is used as given (shared/cases B10).
+  /// Any explicit value, 0 included, is used as given (fault case B10).
   std::optional<double> scale;
   /// Temperature tau (dimensionless): P = normalizer(z / tau). > 0 for soft normalizers.
   double temperature = 1.0;
@@ -198,7 +199,7 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   });
   r.output = r.weights * V;
 
-  // Diagnostics (TUTORIAL_FACTS §8).
+  // Diagnostics (docs/facts.md §9).
   r.logsumexp.resize(shape.L_q);
   r.entropy.resize(shape.L_q);
   r.max_weight = r.weights.rowwise().maxCoeff();

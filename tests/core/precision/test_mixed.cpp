@@ -211,8 +211,8 @@ TEMPLATE_TEST_CASE("every fill value and every precision gives the same correct 
     CHECK(rb.fp32.output == want.fp32.output);
     // (2) Plane alone, added in fp32: rows with a kept key get the correct weights (exact
     // zeros on masked keys); a fully masked row is zeros (-inf fill) or softmax(s + fill)
-    // (finite fill: shared/cases B04's "fp32 finite min" policy) — finite either way, and
-    // no -16 cliff since the sum is formed in fp32.
+    // (finite fill: fault case B04's "fp32 finite min" policy, tests/data/fault_cases.json) —
+    // finite either way, and no -16 cliff since the sum is formed in fp32.
     AttentionConfig<float> only;
     only.bias.dense = plane;
     const auto ro = qp::attention_forward_mixed(Q, K, V, ScoreParams<S>{}, only);

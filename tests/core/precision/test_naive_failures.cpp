@@ -2,7 +2,8 @@
 // fill value and every precision, and the correct path (precision/mixed.hpp) gives the right
 // weights on the same inputs. The expected outcome of each naive call is predicted from the
 // format's range alone (a constant overflows iff it lies beyond finfo.min - half_ulp_at_max),
-// not from the rounding code under test. Sources: shared/cases B01, B03, B04, B05, B16.
+// not from the rounding code under test. Sources: tests/data/fault_cases.json B01, B03, B04,
+// B05, B16.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -102,7 +102,8 @@ void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
              std::to_string(i));
       only01 = only01 && (x == 0 || x == 1);
     }
-    // shared/cases B07: a 0/1 keep matrix passed as an additive bias silently unmasks.
+    // A 0/1 keep matrix passed as an additive bias silently unmasks (fault case B07,
+    // tests/data/fault_cases.json).
     require(!only01 || b.dense.isZero(),
             "bias.dense holds only 0 and 1: it is added to the scores, it does not mask; pass a "
             "keep mask (mask.keep, true = may attend) instead");

@@ -12,7 +12,7 @@
 // and then to nearest even is exact whenever float keeps >= 2 more bits than the target
 // (Boldo & Melquiond 2008, "Emulation of FMA and correctly rounded sums: proved
 // algorithms using rounding to odd", Thm. 1): 24 bits vs 11 (half) and 8 (bfloat16).
-// The facts behind the mask failures (shared/cases B03, B04, B05):
+// The facts behind the mask failures (docs/facts.md §10; tests/data/fault_cases.json B03-B05):
 //   round_to<half>(-1e9) = -inf; round_to<half>(-65504 - 16) = -inf (a tie, rounds to even);
 //   round_to<bfloat16>(finfo<float>().min) = -inf.
 #pragma once

@@ -7,13 +7,14 @@
 // This is the recipe of mixed-precision training and of fused attention kernels
 // (Micikevicius et al. 2018, "Mixed Precision Training", §3.2: products accumulated and
 // reductions such as softmax done in fp32; FlashAttention keeps S and P in fp32 registers;
-// TUTORIAL_FACTS §7 "compute scores and softmax in fp32 even for fp16/bf16 inputs").
+// docs/facts.md §10 "compute scores and softmax in fp32 even for fp16/bf16 inputs").
 // Widening half/bfloat16 to float is exact, so the only rounding of the inputs is the one
 // that already happened when they were stored.
 // Masks never become numbers in the storage type: the core sets masked logits to -inf in
 // fp32 and gives a row with no visible key zero weights, zero output and zero gradient
-// (shared/cases B01). So no fill constant exists that could overflow (B03: fp16(-1e9) = -inf;
-// B04: finfo(fp16).min + score <= -16 -> -inf; B05: bf16(finfo(fp32).min) = -inf): masks
+// (fault case B01 in tests/data/fault_cases.json). So no fill constant exists that could
+// overflow (B03: fp16(-1e9) = -inf; B04: finfo(fp16).min + score <= -16 -> -inf;
+// B05: bf16(finfo(fp32).min) = -inf): masks
 // are booleans (MaskSpec), combined by AND, never by adding planes.
 #pragma once
 

@@ -4,8 +4,9 @@
 // throws for the failure it demonstrates: inf and NaN are the result, not an error.
 // Arithmetic "in S" means every operation is rounded to S, as a framework without fp32
 // accumulation would do it (Eigen's half/bfloat16 operators: float op, then round).
+// B01 ... B16 name the fault cases in tests/data/fault_cases.json (docs/facts.md §10).
 //
-//   masked_fill_softmax   z = where(keep, s, S(fill)); softmax in S            (shared/cases B01, B03)
+//   masked_fill_softmax   z = where(keep, s, S(fill)); softmax in S                (B01, B03)
 //                         fp16(-1e9) = -inf: a row with no kept key gives -inf - (-inf) = NaN.
 //   additive_mask_softmax z = S(s + bias) with bias = finfo(S).min; softmax in S        (B04)
 //                         fp16: -65504 + s rounds to -inf once s <= -16 (a tie at -65520).
@@ -71,7 +72,7 @@ inline void require_keep_shape(const KeepMask& keep, Eigen::Index rows, Eigen::I
 /// masked_fill(scores, ~keep, fill) then softmax, all in S (max subtracted).
 /// scores: (L_q, L_k) in S; keep: (L_q, L_k), true = may attend; fill: the constant the
 /// code writes, given as a double and stored with round_to<S>.
-/// What happens (shared/cases B03, B01): a fill that overflows S becomes -inf (fp16: any
+/// What happens (fault cases B03, B01): a fill that overflows S becomes -inf (fp16: any
 /// fill below -65504, e.g. -1e9 or finfo(fp32).min; PyTorch instead raises "value cannot
 /// be converted ... without overflow", see diag.pytorch_raises); rows with a kept key are
 /// still right, but a row with no kept key becomes NaN (-inf fill) or uniform 1/L_k
@@ -104,7 +105,7 @@ Mat<S> finfo_min_bias(const KeepMask& keep) {
 }
 
 /// softmax(scores + bias) with the addition and the softmax in S (max subtracted).
-/// scores, bias: (L_q, L_k) in S. With bias = finfo_min_bias (shared/cases B04):
+/// scores, bias: (L_q, L_k) in S. With bias = finfo_min_bias (fault case B04):
 /// fp16 -65504 + s rounds to -inf for s <= -16 (the next half beyond 65504 would be 65536;
 /// -65520 is the tie and rounds to even, i.e. overflows), so a fully masked row with
 /// scores <= -16 is NaN while one with milder scores is uniform; in general the cliff is
@@ -128,7 +129,7 @@ Outcome additive_mask_softmax(const Mat<S>& scores, const Mat<S>& bias) {
 
 /// The "extended attention mask" bias (1 - keep) * MIN computed in S; MIN given as a
 /// double and stored with round_to<S>.  keep (L_q, L_k) -> bias (L_q, L_k).
-/// With MIN = finfo(fp32).min and S = bfloat16 (shared/cases B05): S(MIN) = -inf, so kept
+/// With MIN = finfo(fp32).min and S = bfloat16 (fault case B05): S(MIN) = -inf, so kept
 /// entries get 0 * -inf = NaN and masked ones -inf. With MIN = finfo<S>().min it is finite.
 /// (MIN = -inf breaks the same way: never multiply a mask by infinity.)
 template <class S>
@@ -170,7 +171,7 @@ Outcome extended_mask_attention(const Mat<float>& scores, const KeepMask& keep, 
 
 /// Two additive mask planes summed in S (a + b), as when a padding and a causal mask are
 /// both given as finfo(S).min planes: where both are masked the sum overflows to -inf
-/// (shared/cases B05: bf16(min + min) = -inf). a, b: (L_q, L_k). Returns o.bias = a + b;
+/// (fault case B05: bf16(min + min) = -inf). a, b: (L_q, L_k). Returns o.bias = a + b;
 /// diag.inf marks the cells that overflowed. Throws only when shapes differ.
 template <class S>
 Outcome combine_additive_masks(const Mat<S>& a, const Mat<S>& b) {
@@ -184,7 +185,7 @@ Outcome combine_additive_masks(const Mat<S>& a, const Mat<S>& b) {
   return o;
 }
 
-/// exp(s) / sum exp(s) per row, in S, without subtracting the row max (shared/cases B16).
+/// exp(s) / sum exp(s) per row, in S, without subtracting the row max (fault case B16).
 /// scores: (L_q, L_k) in S. exp overflows once s > log(finfo<S>().max) (88.72 fp32 and
 /// bf16, 11.09 fp16, 709.78 fp64): inf / inf = NaN for those keys, x / inf = 0 for the
 /// rest; a row whose exps are finite but whose sum overflows gets all-zero weights

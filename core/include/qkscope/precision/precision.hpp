@@ -4,7 +4,7 @@
 //                  fp32 math), masked_softmax (the correct masked softmax, fp32)
 //   naive.hpp      naive::* — the classic failures reproduced on purpose, with a Diagnosis
 //   diagnosis.hpp  Outcome and Diagnosis, what the demonstrations return
-// Source of the failure cases: shared/cases B01, B03, B04, B05, B16; TUTORIAL_FACTS §7.
+// Failure cases: tests/data/fault_cases.json B01, B03, B04, B05, B16; docs/facts.md §10.
 #pragma once
 
 #include "qkscope/precision/diagnosis.hpp"

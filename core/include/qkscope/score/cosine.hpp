@@ -2,8 +2,8 @@
 // Used for retrieval-style attention (cosine indexes) and Swin-v2's scaled cosine
 // attention (Liu et al. 2022, eq. 2), typically with a temperature < 1.
 // Zero-vector policy: each vector is divided by max(|x|, eps) on its own, so
-// cos(0, x) = 0 and no 0/0 can occur (shared/cases B12: eps^2 underflows in fp32,
-// so the norms are never multiplied before dividing).
+// cos(0, x) = 0 and no 0/0 can occur (fault case B12 in tests/data/fault_cases.json:
+// eps^2 underflows in fp32, so the norms are never multiplied before dividing).
 #pragma once
 
 #include "qkscope/detail/check.hpp"

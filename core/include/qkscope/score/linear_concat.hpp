@@ -2,7 +2,7 @@
 // (the "concat" score without its nonlinearity). w: (d_q + d_k) = [w_q; w_k].
 // It is separable: f = w_q . q + w_k . k, so it costs L_q d_q + L_k d_k + L_q L_k,
 // and the query term is constant along a softmax row and cancels: the weights do
-// not depend on the query at all (TUTORIAL_FACTS 5.3).
+// not depend on the query at all (docs/facts.md §2).
 #pragma once
 
 #include "qkscope/detail/check.hpp"

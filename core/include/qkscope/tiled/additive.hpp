@@ -1,7 +1,7 @@
 // qkscope/tiled/additive.hpp — fused additive (Bahdanau) scorer for the tiled kernel:
 //   S_ij = sum_h v_h tanh(A_ih + B_jh),  A = Q W_q^T + b (L_q, d_h),  B = K W_k^T (L_k, d_h)
 // (Bahdanau et al. 2015, A.1.2). The projections are computed once (O(L d d_h)); the
-// (L_q, L_k, d_h) tanh tensor is never stored (TUTORIAL_FACTS §5.2).
+// (L_q, L_k, d_h) tanh tensor is never stored (docs/facts.md §7).
 // The tanh of a sum is evaluated as a product of precomputed exponentials:
 //   tanh(a + b) = 1 - 2 / (e^{2a} e^{2b} + 1),  E_A = exp(2A), E_B = exp(2B)
 // so each (i, j, h) costs one FMA, one reciprocal (rcp14 + a Newton step on AVX-512, a
