@@ -1,6 +1,6 @@
 /**
  * 简体中文页面 catalog：页眉、页脚与各章图表共用的文字。各章正文见 chapters/chN-<slug>/zh.ts。
- * Terms follow the glossary of shared TUTORIAL_FACTS.md §10.
+ * Terms follow the glossary of docs/facts.md §11.
  */
 import type { Catalog } from './types';
 

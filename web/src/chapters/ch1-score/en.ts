@@ -1,6 +1,6 @@
 /**
  * English text of chapter 1 ("What a score is") and of Figure 1.
- * Facts: shared TUTORIAL_FACTS.md §1, §2, §4. {{name}} slots are live numbers from the core.
+ * Facts: docs/facts.md §1, §2. {{name}} slots are live numbers from the core.
  */
 import type { ChapterText } from '../types';
 

@@ -1,6 +1,6 @@
 /**
- * 第 1 章（什么是注意力分数）与图 1 的简体中文文字。Terms follow TUTORIAL_FACTS.md §10.
- * Facts: shared TUTORIAL_FACTS.md §1, §2, §4. {{name}} slots are live numbers from the core.
+ * 第 1 章（什么是注意力分数）与图 1 的简体中文文字。Terms follow docs/facts.md §11.
+ * Facts: docs/facts.md §1, §2. {{name}} slots are live numbers from the core.
  */
 import type { Ch1Text } from './en';
 

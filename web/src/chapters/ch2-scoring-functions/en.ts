@@ -1,6 +1,6 @@
 /**
  * English text of chapter 2 ("The scoring functions side by side") and its two figures.
- * Facts: shared TUTORIAL_FACTS.md §2 (the table), §5.3 (linear concat cancels). {{slots}}
+ * Facts: docs/facts.md §2 (the table; linear concat cancels). {{slots}}
  * are live numbers from the core on the chapter's default inputs.
  */
 import type { ChapterText } from '../types';

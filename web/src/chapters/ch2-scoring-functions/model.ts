@@ -7,7 +7,7 @@
  *   (Bahdanau et al. 2015);
  * - linear concat w^T [q; k], parameters from the seed.
  * Differences of weights between two functions, and the query-independence of linear
- * concat (TUTORIAL_FACTS §5.3): the spread of each weight column across queries.
+ * concat (docs/facts.md §2): the spread of each weight column across queries.
  */
 import type { ForwardOptions, ForwardResult, Matrix, QkScope, ScoreInfo, ScoreName } from '@qkscope/wasm';
 import type { Mat } from '../../model/matrix';

@@ -1,6 +1,6 @@
 /**
  * 第 2 章（评分函数并排比较）及其两幅图的简体中文文字。
- * Terms follow TUTORIAL_FACTS.md §10; facts §2, §5.3. {{slots}} 为核心实时算出的数字。
+ * Terms follow docs/facts.md §11; facts §2. {{slots}} 为核心实时算出的数字。
  */
 import type { Ch2Text } from './en';
 

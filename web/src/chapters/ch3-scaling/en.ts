@@ -1,6 +1,6 @@
 /**
  * English text of chapter 3 ("Why divide by √d_k") and its two figures.
- * Facts: shared TUTORIAL_FACTS.md §3 (variance d_k, table for 64/256/512, std 22.6 at 512,
+ * Facts: docs/facts.md §3 (variance d_k, table for 64/256/512, std 22.6 at 512,
  * saturation and the softmax Jacobian); Vaswani et al. 2017, §3.2.1 and footnote 4.
  */
 import type { ChapterText } from '../types';

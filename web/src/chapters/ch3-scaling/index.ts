@@ -1,5 +1,5 @@
 /**
- * Chapter 3, "Why divide by √d_k": the variance of q·k grows like d_k (TUTORIAL_FACTS §3),
+ * Chapter 3, "Why divide by √d_k": the variance of q·k grows like d_k (docs/facts.md §3),
  * shown by a Monte Carlo run in the browser through the core's forward(), and what large
  * logits do to softmax (saturation, vanishing Jacobian). State in the URL under "c3.".
  */

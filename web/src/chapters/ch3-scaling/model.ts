@@ -2,7 +2,7 @@
  * Chapter 3's experiments (no DOM), run through the core's forward():
  * 1. Monte Carlo variance of raw scores q.k for q, k with i.i.d. N(0, 1) entries: Var = d_k
  *    (each product q_i k_i has variance 1 and the d_k products are independent), so
- *    Var(q.k / sqrt(d_k)) = 1 and Var(q.k / d_k) = 1 / d_k (TUTORIAL_FACTS §3; Vaswani et al.
+ *    Var(q.k / sqrt(d_k)) = 1 and Var(q.k / d_k) = 1 / d_k (docs/facts.md §3; Vaswani et al.
  *    2017, footnote 4).
  * 2. Softmax saturation against d_k: mean max weight per row, and the mean Frobenius norm of
  *    the softmax Jacobian J = diag(p) - p p^T, ||J||_F^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2,

@@ -1,6 +1,6 @@
 /**
  * 第 3 章（为什么要除以 √d_k）及其两幅图的简体中文文字。
- * Terms follow TUTORIAL_FACTS.md §10（缩放点积注意力、梯度消失、熵……）; facts §3.
+ * Terms follow docs/facts.md §11（缩放点积注意力、梯度消失、熵……）; facts §3.
  */
 import type { Ch3Text } from './en';
 

@@ -1,6 +1,6 @@
 /**
  * English text of chapter 4 ("Temperature") and Figure 4.1. Facts: shared
- * TUTORIAL_FACTS.md §2 (extras: tau > 1 flatter, < 1 sharper), §8 (entropy, max weight,
+ * docs/facts.md §2 (extras: tau > 1 flatter, < 1 sharper), §4 (entropy, max weight,
  * effective support exp(H); weights are relative match strengths). {{slots}} are live
  * numbers from the core on the chapter's example.
  */

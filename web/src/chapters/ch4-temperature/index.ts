@@ -1,7 +1,7 @@
 /**
  * Chapter 4, "Temperature": p = softmax(z / tau) on one shared example (3 queries x 6 keys),
  * with entropy H, max weight and effective support exp(H) read out live, the entropy swept
- * over tau, and the tau -> 0 limit compared with the hard argmax (TUTORIAL_FACTS §2, §8).
+ * over tau, and the tau -> 0 limit compared with the hard argmax (docs/facts.md §2, §4).
  * State in the URL under "c4.".
  */
 import { tex, texRow } from '../../model/format';

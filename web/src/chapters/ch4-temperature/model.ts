@@ -2,7 +2,7 @@
  * Chapter 4's shared example and temperature sweep (no DOM). The example is a score matrix
  * Z (3 queries x 6 keys) fed to the core's forward() so that its logits are exactly Z:
  * Q = I_3, K = Z^T, score 'dot' (scale 1), V = I_6 (so the output equals the weights).
- * Weights p = softmax(z / tau); entropy H = -sum p log p (TUTORIAL_FACTS §8).
+ * Weights p = softmax(z / tau); entropy H = -sum p log p (docs/facts.md §4).
  */
 import type { ForwardOptions, ForwardResult, QkScope } from '@qkscope/wasm';
 import { choice, num } from '../../model/url-state';

@@ -1,6 +1,6 @@
 /**
  * 第 4 章（温度系数）及图 4.1 的简体中文文字。
- * Terms follow TUTORIAL_FACTS.md §10（温度系数、熵、硬注意力……）; facts §2, §8.
+ * Terms follow docs/facts.md §11（温度系数、熵、硬注意力……）; facts §2, §4.
  */
 import type { Ch4Text } from './en';
 

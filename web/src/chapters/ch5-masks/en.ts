@@ -1,6 +1,6 @@
 /**
  * English text of chapter 5 ("Masks and biases") and its five figures. Facts: shared
- * TUTORIAL_FACTS.md §2 (additive bias: ALiBi, relative position, graph adjacency), §7 (masks,
+ * docs/facts.md §2 (additive bias: ALiBi, relative position, graph adjacency), §5, §10 (masks,
  * causal alignment, fully masked rows, fill values, fp16/bf16). {{slots}} are live numbers.
  */
 import type { ChapterText } from '../types';

@@ -2,7 +2,7 @@
  * Chapter 5, "Masks and biases": key padding, causal (top-left vs bottom-right), sliding
  * window, ALiBi, graph adjacency and soft-capping, all through the core's forward(); a fully
  * masked row and mask fill values in float16 / bfloat16 / float32 through precisionSoftmax()
- * (TUTORIAL_FACTS §2, §7). State in the URL under "c5.".
+ * (docs/facts.md §2, §5, §10). State in the URL under "c5.".
  */
 import { trimmed } from '../../model/format';
 import { defineChapter } from '../types';

@@ -1,6 +1,6 @@
 /**
  * 第 5 章（掩码与偏置）及其五幅图的简体中文文字。
- * Terms follow TUTORIAL_FACTS.md §10（填充掩码、因果掩码、混合精度……）; facts §2, §7.
+ * Terms follow docs/facts.md §11（填充掩码、因果掩码、混合精度……）; facts §2, §5, §10.
  */
 import type { Ch5Text } from './en';
 

@@ -1,6 +1,6 @@
 /**
  * English text of chapter 6 ("Normalizers") and its two figures. Facts: shared
- * TUTORIAL_FACTS.md §6 (soft, hard, Gumbel-softmax, sparsemax, top-k), §8 (entropy,
+ * docs/facts.md §6 (soft, hard, Gumbel-softmax, sparsemax, top-k), §9 (entropy,
  * support). {{slots}} are live numbers from the core on the chapter's example.
  */
 import type { ChapterText } from '../types';

@@ -1,7 +1,7 @@
 /**
  * Chapter 6, "Normalizers": softmax, hard (argmax, lowest index on ties), Gumbel-softmax
  * (seeded; hard = straight-through), sparsemax (Martins & Astudillo 2016) and top-k softmax
- * on the same logits, and the Gumbel-max trick checked by sampling (TUTORIAL_FACTS §6, §8).
+ * on the same logits, and the Gumbel-max trick checked by sampling (docs/facts.md §6, §9).
  * State in the URL under "c6.".
  */
 import { texRow } from '../../model/format';

@@ -1,6 +1,6 @@
 /**
  * 第 6 章（归一化函数）及其两幅图的简体中文文字。
- * Terms follow TUTORIAL_FACTS.md §10（软注意力、硬注意力、稀疏注意力、Top-K 选择、熵）; facts §6, §8.
+ * Terms follow docs/facts.md §11（软注意力、硬注意力、稀疏注意力、Top-K 选择、熵）; facts §6, §9.
  */
 import type { Ch6Text } from './en';
 

@@ -1,7 +1,7 @@
 /**
  * English text of chapter 7 ("What attention costs, measured"): time and memory against L
  * for every scoring function, the broadcast vs fused additive attention, and why linear
- * concat ignores the query. Facts: shared TUTORIAL_FACTS.md §2, §5.1–5.3.
+ * concat ignores the query. Facts: docs/facts.md §2, §7.
  */
 import type { ChapterText } from '../types';
 

@@ -3,7 +3,7 @@
  * scoring function, measured in the reader's browser on demand; the textbook broadcast
  * additive attention (materialising (L, L, d_h)) against the fused one; and linear concat,
  * whose weights ignore the query (w^T[q;k] = w_q.q + w_k.k, the query term cancels in
- * softmax). TUTORIAL_FACTS §5.1–5.3. State in the URL under "c7.".
+ * softmax). docs/facts.md §2, §7. State in the URL under "c7.".
  */
 import { defineChapter } from '../types';
 import { makeSpec } from './model';

@@ -3,7 +3,7 @@
  * is web/src/model/timing.ts), and the
  * textbook "broadcast" additive attention that materialises the (L_q, L_k, d_h) tensor
  *   S_ij = v . tanh(W_q q_i + W_k k_j + b)     (Bahdanau et al. 2015, eq. 6)
- * the way `torch.tanh(qp[:, None, :] + kp[None, :, :] + b) @ v` does (TUTORIAL_FACTS §5.2).
+ * the way `torch.tanh(qp[:, None, :] + kp[None, :, :] + b) @ v` does (docs/facts.md §7).
  */
 import type { Matrix } from '@qkscope/wasm';
 import { normalMatrix, normals, stream } from '../../model/random';

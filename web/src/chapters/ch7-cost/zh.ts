@@ -1,6 +1,6 @@
 /**
- * 第 7 章（注意力的代价：实测）的简体中文文字。Terms follow TUTORIAL_FACTS.md §10.
- * Facts: shared TUTORIAL_FACTS.md §2, §5.1–5.3.
+ * 第 7 章（注意力的代价：实测）的简体中文文字。Terms follow docs/facts.md §11.
+ * Facts: docs/facts.md §2, §7.
  */
 import type { Ch7Text } from './en';
 

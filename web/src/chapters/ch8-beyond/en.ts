@@ -2,7 +2,7 @@
  * English text of chapter 8 ("Beyond quadratic"): linear attention with phi = elu + 1
  * (Katharopoulos et al. 2020) and FAVOR+ positive random features (Choromanski et al. 2021),
  * their error against softmax and their cost; top-k and sliding window + global tokens
- * (Longformer, BigBird). Facts: shared TUTORIAL_FACTS.md §5.4, §5.5.
+ * (Longformer, BigBird). Facts: docs/facts.md §8.
  */
 import type { ChapterText } from '../types';
 

@@ -3,7 +3,7 @@
  * (Katharopoulos et al. 2020) and FAVOR+ positive random features (Choromanski et al. 2021),
  * in TypeScript (model.ts), against softmax from the core's forward(); time against L; top-k
  * and sliding window + global tokens (Longformer, BigBird) through forward().
- * TUTORIAL_FACTS §5.4, §5.5. State in the URL under "c8.".
+ * docs/facts.md §8. State in the URL under "c8.".
  */
 import { defineChapter } from '../types';
 import { makeSpec } from './model';

@@ -1,6 +1,6 @@
 /**
  * 第 8 章（超越平方复杂度：线性注意力与稀疏注意力）的简体中文文字。Terms follow
- * TUTORIAL_FACTS.md §10. Facts: shared TUTORIAL_FACTS.md §5.4, §5.5.
+ * docs/facts.md §11. Facts: docs/facts.md §8.
  */
 import type { Ch8Text } from './en';
 

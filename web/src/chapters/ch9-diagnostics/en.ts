@@ -1,7 +1,7 @@
 /**
  * English text of chapter 9 ("Diagnostics and choosing"): per-head, per-row entropy, max
  * weight and effective support from multiHeadForward; what too diffuse and too focused mean;
- * weights as relative match strengths; the selection guide. Facts: TUTORIAL_FACTS.md §8, §9.
+ * weights as relative match strengths; the selection guide. Facts: docs/facts.md §9.
  */
 import type { ChapterText } from '../types';
 

@@ -2,7 +2,7 @@
  * Chapter 9's figure and table:
  * - Figure 9.1: per-head, per-row entropy (as H / log L_k), max weight and effective support
  *   (e^H / L_k) from multiHeadForward, the weights of one head, and per-head means with a verdict.
- * - The selection guide (TUTORIAL_FACTS §9) as a table built from the catalog.
+ * - The selection guide (docs/facts.md §9) as a table built from the catalog.
  */
 import type { ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';

@@ -1,7 +1,7 @@
 /**
  * Chapter 9, "Diagnostics, and choosing a scoring function": per-head, per-row entropy
  * H = -sum p log p, max weight and effective support e^H from multiHeadForward on seeded
- * inputs (TUTORIAL_FACTS §8), what diffuse / over-focused rows point to, and the selection
+ * inputs (docs/facts.md §9), what diffuse / over-focused rows point to, and the selection
  * guide of §9. State in the URL under "c9.".
  */
 import { defineChapter } from '../types';

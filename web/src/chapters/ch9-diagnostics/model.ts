@@ -3,7 +3,7 @@
  * (Vaswani et al. 2017, §3.2.2) on seeded inputs:
  *   entropy H_i = -sum_j w_ij log w_ij (nats; 0 = one-hot, log L_k = uniform),
  *   max weight max_j w_ij, effective support exp(H_i) (in [1, L_k]).
- * and a rough verdict per head (TUTORIAL_FACTS §8): diffuse (check the scale) or
+ * and a rough verdict per head (docs/facts.md §9): diffuse (check the scale) or
  * over-focused (try tau > 1).
  */
 import type { Matrix, MultiHeadResult, QkScope, ScoreName } from '@qkscope/wasm';

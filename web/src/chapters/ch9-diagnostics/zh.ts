@@ -1,6 +1,6 @@
 /**
- * 第 9 章（诊断与选择评分函数）的简体中文文字。Terms follow TUTORIAL_FACTS.md §10.
- * Facts: shared TUTORIAL_FACTS.md §8, §9.
+ * 第 9 章（诊断与选择评分函数）的简体中文文字。Terms follow docs/facts.md §11.
+ * Facts: docs/facts.md §9.
  */
 import type { Ch9Text } from './en';
 
