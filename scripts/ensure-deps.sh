@@ -17,6 +17,7 @@ checks=(
   "/usr/include/eigen3/Eigen/Core|libeigen3-dev"
   "/usr/share/eigen3/cmake/Eigen3Config.cmake|libeigen3-dev"
   "/usr/include/catch2/catch.hpp|catch2"
+  "/usr/include/nlohmann/json.hpp|nlohmann-json3-dev"
   "/usr/bin/chromium|chromium"
   "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc|fonts-noto-cjk"
 )
