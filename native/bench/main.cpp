@@ -37,7 +37,7 @@ struct Config {
   long mem_budget_mb = 0;
   int threads = 0, naive = -1;  // naive: -1 = when its (L, L) matrices are small
   bool causal = false, backward = false;
-  std::string json, csv;
+  std::string json, csv, dump;  // dump: head 0's Q, K, V, O as raw float32 (peers.py validates peers)
 };
 
 const char* const kUsage =
@@ -80,6 +80,7 @@ Config parse(int argc, char** argv) {
     if (k == "--score") c.score = v;
     else if (k == "--json") c.json = v;
     else if (k == "--csv") c.csv = v;
+    else if (k == "--dump-head0") c.dump = v;
     else if (k == "--threads") c.threads = int(to_long(k, v));
     else if (k == "--heads") c.heads = to_long(k, v);
     else if (k == "--batch") c.batch = to_long(k, v);
@@ -233,6 +234,14 @@ int main(int argc, char** argv) try {
       std::cout << "validated backward " << name << ": max_abs=" << r.max_abs << " (tol " << r.tol
                 << ", slice problem of " << n_val << " queries)" << (r.ok ? "" : "  FAILED") << "\n";
       if (!r.ok) { std::cerr << r.text << "\n"; return 1; }
+    }
+  }
+
+  if (!c.dump.empty()) {  // PREFIX.{q,k,v,o}: (L, d) row-major float32, for peers.py's validation
+    for (auto [ext, m] : {std::pair{".q", &Qs[0]}, {".k", &Ks[0]}, {".v", &Vs[0]}, {".o", &outs[0].output}}) {
+      std::ofstream f(c.dump + ext, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(m->data()), std::streamsize(sizeof(float) * m->size()));
+      if (!f) die("cannot write " + c.dump + ext);
     }
   }
 

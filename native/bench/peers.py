@@ -14,6 +14,14 @@ Peers (PyTorch 1.13 from Debian python3-torch, BLAS = OpenBLAS from libopenblas0
   * linear concat: w^T [q_i; k_j] with the (B, L_q, L_k, d_q + d_k) concatenation built by
     broadcasting, then a Linear(d_q + d_k, 1).
 
+ONNX Runtime (onnxruntime-node from npm, a devDependency; CPU execution provider, MLAS kernels):
+  * scaled dot only: the com.microsoft MultiHeadAttention contrib operator when this ONNX Runtime
+    runs it, else the MatMul-Softmax-MatMul graph (native/bench/onnx_models.py generates both
+    with Debian python3-onnx into build/bench/onnx/); one intra-op and one inter-op thread, run
+    by a Node worker (native/bench/ort_peer.mjs). Before timing, head 0 of the timed session
+    is given qkscope_bench's head-0 inputs (--dump-head0) and its output must pass the test
+    suite's tolerance rule against a float64 NumPy reference and agree with qkscope's output.
+
 PyTorch is timed twice: as installed ("stock": glibc malloc returns every large score
 tensor to the OS, so each call page-faults it back in; this is what a user of Debian's
 torch gets) and in a worker process with MALLOC_MMAP_MAX_=0 and a huge
@@ -22,7 +30,8 @@ case here). qkscope's kernels allocate O(L d) and are not affected by either set
 
 Nothing is installed by this script. It needs Debian's torch for /usr/bin/python3 (the
 `python3` on PATH may be another interpreter):
-    apt-get install -y python3-torch libopenblas0-pthread
+    apt-get install -y python3-torch libopenblas0-pthread python3-onnx
+and `npm ci` for onnxruntime-node (the ONNX Runtime column is left out, with a note, without them).
 
 Usage: /usr/bin/python3 native/bench/peers.py [--rounds R] [--repeats K] [--quick] [--no-build] [--check]
 """
@@ -34,11 +43,13 @@ import subprocess
 import sys
 import time
 
+from peer_ort import OrtPeer
+
 # One thread for every BLAS / OpenMP pool, set before torch loads them.
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
-APT = "apt-get install -y python3-torch libopenblas0-pthread"
+APT = "apt-get install -y python3-torch libopenblas0-pthread python3-onnx"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "build", "bench", "native", "bench", "qkscope_bench")
 
@@ -156,19 +167,25 @@ def worker():
 
 
 def time_torch_gemm():
+    """OpenBLAS sgemm 512^3 through torch, GFLOP/s: the best of 3 calls (one sample is too noisy)."""
     a, b = torch.randn(512, 512), torch.randn(512, 512)
     a @ b
-    t0 = time.perf_counter()
-    a @ b
-    return 2 * 512 ** 3 / ((time.perf_counter() - t0) * 1e9)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * 512 ** 3 / (best * 1e9)
 
 
-def run_qkscope(case, k, path):
+def run_qkscope(case, k, path, dump=None):
     args = [BENCH, "--threads", "1", "--naive", "0", "--repeats", str(k), "--json", path,
             "--batch", str(case["batch"]), "--heads", str(case["heads"]), "--len", str(case["len"]),
             "--dim", str(case["dim"]), "--score", case["score"], "--causal", "1" if case.get("causal") else "0"]
     if case.get("d_h"):
         args += ["--dh", str(case["d_h"])]
+    if dump:
+        args += ["--dump-head0", dump]
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
         fail(f"qkscope_bench failed ({p.returncode}) on {case['name']}:\n{p.stdout}{p.stderr}", 1)
@@ -227,11 +244,24 @@ def main():
     tuned = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True, env={**os.environ, **TUNED_ENV})
     tmp = os.path.join(ROOT, "build", "bench", "peers_case.json")
+    ort = OrtPeer(ROOT)
+    if ort.available:
+        print("ONNX Runtime (onnxruntime-node, CPU EP): one intra-op thread, validated on head 0 before timing")
+    else:
+        print(f"ONNX Runtime column left out: {ort.why}")
     rows = []
     for case in CASES:
         fn = torch_case(case)
         time_torch(fn, 1)  # warm
         t_torch, t_tuned, t_qk, gemm_eigen, gemm_torch, last = [], [], [], [], [], None
+        t_ort, ort_rep = [], None
+        if ort.available and case["score"] == "scaled_dot":
+            dump = os.path.join(ROOT, "build", "bench", "peers_head0")
+            run_qkscope(case, 1, tmp, dump)
+            ort_rep = ort.prepare(case, dump)
+            if not ort_rep["ok"]:
+                fail(f"ONNX Runtime ({ort_rep['kind']}) failed validation on {case['name']}: max_abs "
+                     f"{ort_rep['max_abs']:.3g} > tol {ort_rep['tol']:.3g}", 1)
         for _ in range(a.rounds):
             gemm_torch.append(time_torch_gemm())
             t_torch += time_torch(fn, a.repeats)
@@ -241,6 +271,8 @@ def main():
             last = run_qkscope(case, a.repeats, tmp)
             t_qk += last["tiled_samples_ms"]
             gemm_eigen.append(last["gemm_gflops"])
+            if ort_rep:
+                t_ort += ort.time(case, a.repeats)
         del fn
         qk_ms, pt_ms, tu_ms = statistics.median(t_qk), statistics.median(t_torch), statistics.median(t_tuned)
         flops = last["tiled_gflops"] * last["tiled_ms"] * 1e6
@@ -253,11 +285,20 @@ def main():
                    validated_max_abs=last["validated_max_abs"], qkscope_peak_rss_mb=last["peak_rss_mb"],
                    qkscope_extra_rss_mb=last["peak_rss_mb"] - last["rss_before_mb"],
                    load=loadavg())
+        row["qkscope_pct_of_openblas_gemm"] = 100 * row["qkscope_gflops"] / row["torch_gemm_gflops"]
+        if ort_rep:
+            ort_ms = statistics.median(t_ort)
+            row.update(ort_ms=ort_ms, ratio_ort=ort_ms / qk_ms, ort_gflops=flops / (ort_ms * 1e6),
+                       ort_graph=ort_rep["kind"], ort_fallback_reason=ort_rep["fallback_reason"],
+                       ort_validated_max_abs=ort_rep["max_abs"], ort_vs_qkscope_max_abs=ort_rep["vs_qkscope"])
         rows.append(row)
         print(f"  {row['case']}: qkscope {qk_ms:.2f} ms, PyTorch {pt_ms:.2f} ms (tuned malloc {tu_ms:.2f} ms), "
-              f"ratio {row['ratio']:.2f} ({row['ratio_tuned']:.2f}) (load {row['load']})", flush=True)
+              f"ratio {row['ratio']:.2f} ({row['ratio_tuned']:.2f})"
+              + (f", ONNX Runtime {row['ort_ms']:.2f} ms ({row['ort_graph']}, ratio {row['ratio_ort']:.2f})"
+                 if "ort_ms" in row else "") + f" (load {row['load']})", flush=True)
     tuned.stdin.close()
     tuned.wait()
+    ort.close()
 
     load_end = loadavg()
 
@@ -265,29 +306,38 @@ def main():
         return "" if r["target"] is None else ("met" if r[key] >= r["target"] else "NOT met")
 
     print()
-    print("| case | qkscope ms | PyTorch ms stock / tuned malloc | PyTorch / qkscope: stock | tuned malloc | target "
-          "| GFLOP/s qkscope (% of Eigen GEMM) / PyTorch stock / tuned | GEMM GFLOP/s Eigen / OpenBLAS "
-          "| qkscope peak RSS (extra) MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| case | qkscope ms | PyTorch ms stock / tuned malloc | ONNX Runtime ms (graph) | PyTorch / qkscope: stock "
+          "| tuned malloc | ONNX Runtime / qkscope | target | GFLOP/s qkscope (% of Eigen / OpenBLAS GEMM) / PyTorch "
+          "stock / tuned / ONNX Runtime | GEMM GFLOP/s Eigen / OpenBLAS | qkscope peak RSS (extra) MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     ok = True
     for r in rows:
         dot = r["score"] == "scaled_dot"
+        has_ort = "ort_ms" in r
         ok = ok and (r["target"] is None or r["ratio"] >= r["target"])
         target = "" if r["target"] is None else f">= {r['target']:g}x: stock {met(r, 'ratio')}, tuned {met(r, 'ratio_tuned')}"
+        gflops = "-"
+        if dot:
+            gflops = (f"{r['qkscope_gflops']:.1f} ({r['qkscope_pct_of_gemm']:.0f}% / "
+                      f"{r['qkscope_pct_of_openblas_gemm']:.0f}%) / {r['pytorch_gflops']:.1f} / "
+                      f"{r['pytorch_tuned_gflops']:.1f} / " + (f"{r['ort_gflops']:.1f}" if has_ort else "-"))
         print(f"| {r['case']} | {r['qkscope_ms']:.2f} | {r['pytorch_ms']:.1f} / {r['pytorch_tuned_ms']:.1f} | "
-              f"**{r['ratio']:.2f}x** | **{r['ratio_tuned']:.2f}x** | {target} | "
-              + (f"{r['qkscope_gflops']:.1f} ({r['qkscope_pct_of_gemm']:.0f}%) / {r['pytorch_gflops']:.1f} / "
-                 f"{r['pytorch_tuned_gflops']:.1f}" if dot else "-") + " | "
+              + (f"{r['ort_ms']:.2f} ({r['ort_graph']})" if has_ort else "-") + " | "
+              f"**{r['ratio']:.2f}x** | **{r['ratio_tuned']:.2f}x** | "
+              + (f"**{r['ratio_ort']:.2f}x**" if has_ort else "-") + f" | {target} | {gflops} | "
               f"{r['eigen_gemm_gflops']:.1f} / {r['torch_gemm_gflops']:.1f} | "
               f"{r['qkscope_peak_rss_mb']:.1f} ({r['qkscope_extra_rss_mb']:.1f}) |")
     print(f"\nload average: start {load_start}, end {load_end}. Medians of {a.rounds * a.repeats} samples per "
-          "side; qkscope validated against the double reference before timing. 'tuned malloc': PyTorch in a "
+          "side; qkscope validated against the double reference before timing, ONNX Runtime against it and "
+          "qkscope's output. 'tuned malloc': PyTorch in a "
           "process with " + " ".join(f"{k}={v}" for k, v in TUNED_ENV.items()) + ".")
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
-        json.dump(dict(cpu=cpu_model(), torch=torch.__version__, blas=blas, load_start=load_start,
-                       load_end=load_end, rounds=a.rounds, repeats=a.repeats, tuned_env=TUNED_ENV, rows=rows), f,
-                  indent=1)
+        # Schema: docs/bench-json.md ("qkscope-peers", version 1).
+        json.dump(dict(schema="qkscope-peers", version=1, cpu=cpu_model(), cores=os.cpu_count(),
+                       date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), torch=torch.__version__, blas=blas,
+                       onnxruntime=ort.version, load_start=load_start, load_end=load_end, rounds=a.rounds,
+                       repeats=a.repeats, tuned_env=TUNED_ENV, rows=rows), f, indent=1)
     print(f"wrote {a.json}")
     return 5 if a.check and not ok else 0
 
