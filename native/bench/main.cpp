@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "progress.hpp"
 #include "qkscope/qkscope.hpp"
 #include "qkscope/tiled/attention.hpp"
 #include "reference/reference.hpp"
@@ -36,7 +37,7 @@ struct Config {
   long batch = 1, heads = 12, len = 512, dim = 64, d_h = 0, repeats = 5, block_q = 64, block_k = 256;
   long mem_budget_mb = 0;
   int threads = 0, naive = -1;  // naive: -1 = when its (L, L) matrices are small
-  bool causal = false, backward = false;
+  bool causal = false, backward = false, progress = false;  // progress: draw the bar even when not a TTY
   std::string json, csv, dump;  // dump: head 0's Q, K, V, O as raw float32 (peers.py validates peers)
 };
 
@@ -44,7 +45,8 @@ const char* const kUsage =
     "usage: qkscope_bench [--preset bert-base|gpt2|llama-7b|additive|long] [--score S] [--backward]\n"
     "                     [--threads N (0 = all cores)] [--batch B] [--heads H] [--len L] [--dim D]\n"
     "                     [--dh D_H] [--causal 0|1] [--repeats R] [--block-q N] [--block-k N]\n"
-    "                     [--naive 0|1] [--mem-budget MB] [--json FILE] [--csv FILE]\n";
+    "                     [--naive 0|1] [--mem-budget MB] [--json FILE] [--csv FILE] [--progress]\n"
+    "--json writes one object, schema \"qkscope-bench\" version 1 (docs/bench-json.md).\n";
 
 [[noreturn]] void die(const std::string& msg) {
   std::cerr << "qkscope_bench: " << msg << "\n";
@@ -64,6 +66,7 @@ Config parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--backward") { c.backward = true; continue; }
+    if (a == "--progress") { c.progress = true; continue; }
     if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(0); }
     if (a.rfind("--", 0) != 0 || i + 1 >= argc) die("unknown or incomplete option '" + a + "' (see --help)");
     if (a == "--preset") c.preset = argv[++i];
@@ -254,6 +257,7 @@ int main(int argc, char** argv) try {
   gemm();
   run_tiled();  // warm
   std::vector<double> t_gemm, t_fast;
+  qkscope_bench::Progress bar("[3/5] timing", c.repeats, qkscope_bench::progress_wanted(c.progress));
   for (long r = 0; r < c.repeats; ++r) {
     auto t0 = Clock::now();
     gemm();
@@ -261,7 +265,9 @@ int main(int argc, char** argv) try {
     t0 = Clock::now();
     run_tiled();
     t_fast.push_back(ms_since(t0));
+    bar.step();
   }
+  bar.done();
   const double gemm_ms = median(t_gemm), fast_ms = median(t_fast);
   const double gemm_gflops = 2.0 * 512 * 512 * 512 / (gemm_ms * 1e6);
 
@@ -306,9 +312,15 @@ int main(int argc, char** argv) try {
               << " MB: " << (ok ? "ok" : "EXCEEDED") << "\n";
     if (!ok) rc = 4;
   }
-  if (!c.json.empty()) {
+  std::cout << "summary: " << c.score << " B=" << c.batch << " H=" << c.heads << " L=" << L << " d=" << d
+            << (c.causal ? " causal" : "") << (c.backward ? " fwd+bwd" : " fwd") << ", " << threads << " thread(s): "
+            << fast_ms << " ms, " << gflops << " GFLOP/s (" << int(100.0 * gflops / gemm_gflops + 0.5)
+            << "% of GEMM), validated max_abs " << rep.max_abs << ", peak RSS " << rss_peak << " MB, load "
+            << load_end << "\n";
+  if (!c.json.empty()) {  // schema: docs/bench-json.md; bump "version" when a field changes meaning or goes
     std::ofstream j(c.json);
-    j << "{\"cpu\":\"" << cpu_model() << "\",\"load_start\":\"" << load_start << "\",\"load_end\":\"" << load_end
+    j << "{\"schema\":\"qkscope-bench\",\"version\":1,\"cores\":" << std::thread::hardware_concurrency()
+      << ",\"cpu\":\"" << cpu_model() << "\",\"load_start\":\"" << load_start << "\",\"load_end\":\"" << load_end
       << "\",\"preset\":\"" << c.preset << "\",\"score\":\"" << c.score << "\",\"batch\":" << c.batch
       << ",\"heads\":" << c.heads << ",\"len\":" << L << ",\"dim\":" << d << ",\"d_h\":" << c.d_h
       << ",\"causal\":" << (c.causal ? "true" : "false") << ",\"backward\":" << (c.backward ? "true" : "false")

@@ -276,7 +276,8 @@ def main():
         del fn
         qk_ms, pt_ms, tu_ms = statistics.median(t_qk), statistics.median(t_torch), statistics.median(t_tuned)
         flops = last["tiled_gflops"] * last["tiled_ms"] * 1e6
-        row = dict(case=case["name"], score=case["score"], qkscope_ms=qk_ms, pytorch_ms=pt_ms,
+        row = dict(case=case["name"], score=case["score"], len=case["len"], dim=case["dim"],
+                   heads=case["heads"] * case["batch"], causal=bool(case.get("causal")), qkscope_ms=qk_ms, pytorch_ms=pt_ms,
                    pytorch_tuned_ms=tu_ms, ratio=pt_ms / qk_ms, ratio_tuned=tu_ms / qk_ms, target=case.get("target"),
                    qkscope_gflops=flops / (qk_ms * 1e6), pytorch_gflops=flops / (pt_ms * 1e6),
                    pytorch_tuned_gflops=flops / (tu_ms * 1e6),
