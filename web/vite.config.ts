@@ -26,6 +26,7 @@ export default defineConfig({
     rollupOptions: {
       input: {
         main: fileURLToPath(new URL('./index.html', import.meta.url)),
+        bench: fileURLToPath(new URL('./bench.html', import.meta.url)),
         ...(widgetBuilt ? { widget: fileURLToPath(new URL('./widget.html', import.meta.url)) } : {}),
       },
     },
