@@ -106,7 +106,7 @@ function fail(message: string): void {
 }
 
 async function loadDefault(): Promise<void> {
-  show([parseDataset(JSON.stringify(defaultPeers), DEFAULT_SOURCE)], 'Showing the figures published in the README and native/bench/NOTES.md.');
+  show([parseDataset(JSON.stringify(defaultPeers), DEFAULT_SOURCE)], 'Showing the published run (README and native/bench/NOTES.md, third pass: ONNX Runtime peer).');
 }
 
 /** Loads (text, name) pairs; all or nothing, so a bad file never leaves a half-replaced view. */
