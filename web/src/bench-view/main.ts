@@ -25,6 +25,9 @@ const error = testId(h('p', { className: 'bench-error', hidden: true }), 'bench-
 error.setAttribute('role', 'alert');
 const machines = testId(h('div', { className: 'bench-machines' }), 'bench-machines');
 const table = testId(h('table', { className: 'bench-table' }), 'bench-table');
+// A long list on a phone: folded by default, the charts come first.
+const tableSummary = h('summary');
+const tableBox = h('details', { className: 'bench-details' }, tableSummary, table);
 
 let sets: Dataset[] = [];
 
@@ -87,7 +90,8 @@ function renderTable(): void {
         ...(many ? [h('td', { textContent: s.source })] : []), h('td', { textContent: p.label }), h('td', { textContent: p.impl }),
         h('td', { className: 'num', textContent: p.ms.toFixed(2) }),
         h('td', { className: 'num', textContent: p.gflops === null ? '-' : p.gflops.toFixed(1) })));
-  table.replaceChildren(h('caption', { textContent: 'Every measurement in the loaded files (medians)' }), h('thead', {}, head), body);
+  table.replaceChildren(h('thead', {}, head), body);
+  tableSummary.textContent = `Every measurement in the loaded files (${body.rows.length} medians)`;
 }
 
 function show(next: Dataset[], note: string): void {
@@ -163,7 +167,7 @@ function mount(): void {
     if (ev.dataTransfer?.files.length) void loadFiles(ev.dataTransfer.files);
   });
   const main = document.getElementById('bench')!;
-  main.append(drop, status, error, machines, ...figures.map((f) => f.frame.el), table);
+  main.append(drop, status, error, machines, ...figures.map((f) => f.frame.el), tableBox);
   const params = new URLSearchParams(location.search).getAll('data');
   void loadDefault().then(() => (params.length ? loadFromUrl(params) : undefined));
 }
