@@ -5,7 +5,7 @@
  * (?data=runs/a.json&data=runs/b.json). Files follow docs/bench-json.md. Each figure
  * exports PNG / SVG / CSV / JSON through the tutorial's figure frame.
  */
-import '../styles.css';
+import '../base.css';
 import './bench.css';
 import { catalog } from '../i18n';
 import { FigureFrame } from '../chapters/shared/figure';
