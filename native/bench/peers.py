@@ -43,8 +43,6 @@ import subprocess
 import sys
 import time
 
-from peer_ort import OrtPeer
-
 # One thread for every BLAS / OpenMP pool, set before torch loads them.
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
@@ -65,6 +63,9 @@ try:
 except ImportError:
     fail(f"PyTorch is not installed for {sys.executable}. Install Debian's package with\n"
          f"  {APT}\n(nothing was installed)")
+
+# After the check above: peer_ort needs NumPy, which comes with Debian's python3-torch.
+from peer_ort import OrtPeer  # noqa: E402
 
 
 def blas_library():
