@@ -18,9 +18,11 @@ cp wasm/dist/widget/qkscope_widget.mjs wasm/dist/widget/qkscope_widget.wasm dist
 node_modules/.bin/tsc -p web/widget.tsconfig.json
 mkdir -p dist/widget/types/wasm && cp wasm/qkscope.d.ts dist/widget/types/wasm/qkscope.d.ts
 # tsc keeps the '@qkscope/wasm' alias in declarations; npm consumers need the relative path.
-for f in dist/widget/types/web/src/widget/*.d.ts; do
-  sed -i "s#'@qkscope/wasm'#'../../../wasm/qkscope.js'#g" "$f"
-done
+# It also keeps extensionless relative specifiers, which moduleResolution node16/nodenext
+# rejects (TS2834); './x.js' resolves to ./x.d.ts under node16, nodenext and bundler alike.
+find dist/widget/types -name '*.d.ts' -exec sed -i -E \
+  -e "s#'@qkscope/wasm'#'../../../wasm/qkscope.js'#g" \
+  -e "s#((from |import\()'\.{1,2}/[^']*)'#\1.js'#g" -e "s#\.js\.js'#.js'#g" {} +
 "$vite" build --config web/widget.vite.config.ts --mode standalone --logLevel warn
 raw=$(stat -c%s dist/widget/qk-scope.js)
 gz=$(gzip -9c dist/widget/qk-scope.js | wc -c)

@@ -1,8 +1,8 @@
 // tests/consumer/npm.test.mjs — the npm package as a user gets it. `npm pack` the repository
 // (prepack checks the builds), install the tarball offline into a copy of tests/consumer/npm
 // (a project outside this repository: no dependencies, so no registry is needed), type-check
-// and build it with Vite, then check the worked example (the tutorial's corrected table, to 4
-// decimals) in Node and in Chromium: the Vite app (element + typed core) and a plain page with
+// it (moduleResolution bundler, node16 and nodenext) and build it with Vite, then check the
+// worked example (the tutorial's corrected table, to 4 decimals) in Node and in Chromium: the Vite app (element + typed core) and a plain page with
 // the single script qkscope/widget/qk-scope.js.
 // Needs `npm run build:wasm` and `npm run build:widget` first.
 import { after, before, test } from 'node:test';
@@ -37,6 +37,9 @@ before(async () => {
   // --offline: the tarball must install from itself alone (no dependencies to fetch).
   run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(tmp, packed.filename)], app);
   run(bin('tsc'), ['-p', join(app, 'tsconfig.json')], app);
+  // The same sources under Node's own resolution (the .d.ts files need explicit extensions there).
+  for (const mode of ['node16', 'nodenext'])
+    run(bin('tsc'), ['-p', join(app, 'tsconfig.json'), '--module', mode, '--moduleResolution', mode], app);
   run(bin('vite'), ['build', app, '--logLevel', 'warn'], app);
   // Resolve as the consumer's own ES modules would (import conditions, exports map).
   writeFileSync(join(app, 'resolve.mjs'), 'export default (s) => import.meta.resolve(s);\n');
