@@ -1,7 +1,8 @@
 // tests/e2e/bench-page.test.mjs — web/bench.html (benchmark results): the default data set
 // (web/src/bench-view/default-peers.json, the published figures) renders with its machine and
 // load; a file named in the URL (?data=, same origin), a dropped file and a picked file each
-// replace it; a bad file leaves the view unchanged and says why; CSV export has the series.
+// replace it; a bad file (broken JSON, wrong types, non-positive values, a newer version) leaves
+// the view unchanged and says why; markup in the file stays text; CSV export has the series.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -93,6 +94,26 @@ test('a dropped file replaces the view; a bad file leaves it and says why; the C
   assert.equal(s.loaded, 'dropped.json', 'the view is unchanged');
   await drop(JSON.stringify({ ...mine, version: 2 }), 'future.json');
   await page.waitForFunction(() => /version 2 is newer/.test(document.querySelector('[data-testid=bench-error]').textContent));
+  // Hostile or broken files: each is refused with a message naming the file and the field.
+  for (const [name, file, why] of [
+    ['truncated.json', '{"schema":"qkscope-peers","version":1,"rows":[', /truncated\.json is not JSON/],
+    ['nullrow.json', JSON.stringify({ ...mine, rows: [null] }), /nullrow\.json: rows\[0\]: expected an object/],
+    ['strver.json', JSON.stringify({ ...mine, version: '2' }), /strver\.json: "version" must be a number/],
+    ['negms.json', JSON.stringify({ ...mine, rows: mine.rows.map((r) => ({ ...r, qkscope_ms: -1 })) }), /negms\.json: rows\[0\]: "qkscope_ms" must be a time > 0/],
+    ['huge.json', JSON.stringify({ ...mine, rows: Array.from({ length: 100000 }, (_, i) => ({ ...mine.rows[0], len: 512 + i })) }), /huge\.json: 100000 rows, more than this page draws/],
+    ['zerolen.json', JSON.stringify({ ...mine, rows: mine.rows.map((r) => ({ ...r, len: 0 })) }), /zerolen\.json: rows\[0\]: no sequence length/],
+  ]) {
+    await drop(file, name);
+    await page.waitForFunction((n) => document.querySelector('[data-testid=bench-error]').textContent.includes(n), name);
+    assert.match((await state(page)).error, why);
+    assert.equal((await state(page)).loaded, 'dropped.json', `${name}: the view is unchanged`);
+  }
+  // Markup in machine names and case labels is shown as text, never parsed.
+  const evil = '<img src=x onerror="document.title=1"><b>bold</b>';
+  await drop(JSON.stringify({ ...mine, cpu: evil, rows: mine.rows.map((r) => ({ ...r, case: r.case + evil })) }), 'markup.json');
+  await page.waitForFunction(() => document.body.dataset.loaded === 'markup.json');
+  assert.ok((await state(page)).machine.includes(evil), 'the machine name is shown literally');
+  assert.equal(await page.evaluate(() => document.querySelectorAll('main img, main b').length), 0, 'no element from the file');
   // The file picker takes the same path.
   await page.setInputFiles('[data-testid=bench-file]', { name: 'picked.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(mine)) });
   await page.waitForFunction(() => document.body.dataset.loaded === 'picked.json');

@@ -31,6 +31,8 @@ export interface Point {
 
 type Json = Record<string, unknown>;
 const SUPPORTED_VERSION = 1;
+/** bench:peers writes one row per case (8 today); far more is not a benchmark file to chart. */
+const MAX_ROWS = 5000;
 
 const num = (o: Json, k: string): number | null => (typeof o[k] === 'number' && Number.isFinite(o[k]) ? (o[k] as number) : null);
 const str = (o: Json, k: string): string => (typeof o[k] === 'string' ? (o[k] as string) : '');
@@ -54,15 +56,19 @@ function shapeOf(r: Json): { len: number; dim: number; heads: number; causal: bo
 
 function fromPeers(j: Json, source: string): Dataset {
   if (!Array.isArray(j.rows)) throw new Error(`${source}: "rows" is missing`);
+  if (j.rows.length > MAX_ROWS) throw new Error(`${source}: ${j.rows.length} rows, more than this page draws (${MAX_ROWS})`);
   const points: Point[] = [];
   j.rows.forEach((raw, i) => {
-    const r = raw as Json;
     const where = `${source}: rows[${i}]`;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${where}: expected an object, got ${JSON.stringify(raw)}`);
+    const r = raw as Json;
     const shape = shapeOf(r);
-    if (!Number.isFinite(shape.len)) throw new Error(`${where}: no sequence length`);
+    if (!(shape.len >= 1)) throw new Error(`${where}: no sequence length (len >= 1)`);
+    if (!(shape.dim >= 1) || !(shape.heads >= 1)) throw new Error(`${where}: dim and heads must be >= 1`);
     const base = { score: str(r, 'score'), ...shape, label: str(r, 'case') };
     const add = (impl: string, msKey: string, gfKey: string) => {
       const ms = num(r, msKey);
+      if (ms !== null && !(ms > 0)) throw new Error(`${where}: "${msKey}" must be a time > 0, got ${ms}`);
       if (ms !== null) points.push({ ...base, impl, ms, gflops: num(r, gfKey) });
     };
     need(r, 'qkscope_ms', where);
@@ -82,6 +88,8 @@ function fromPeers(j: Json, source: string): Dataset {
 function fromBench(j: Json, source: string): Dataset {
   const where = source;
   const heads = need(j, 'heads', where) * (num(j, 'batch') ?? 1);
+  for (const k of ['heads', 'len', 'dim', 'tiled_ms'])
+    if (!(need(j, k, where) > 0)) throw new Error(`${where}: "${k}" must be > 0, got ${j[k]}`);
   const p: Point = {
     impl: `qkscope_bench (${need(j, 'threads', where)} thread${j.threads === 1 ? '' : 's'})`,
     score: str(j, 'score'), len: need(j, 'len', where), dim: need(j, 'dim', where), heads,
@@ -107,6 +115,8 @@ export function parseDataset(text: string, source: string): Dataset {
   if (!j || typeof j !== 'object' || Array.isArray(j)) throw new Error(`${source}: expected one JSON object`);
   const o = j as Json;
   const version = num(o, 'version');
+  // Files from before the schema had a version have none; a present one must be a number.
+  if (o.version !== undefined && version === null) throw new Error(`${source}: "version" must be a number, got ${JSON.stringify(o.version)}`);
   if (version !== null && version > SUPPORTED_VERSION)
     throw new Error(`${source}: schema version ${version} is newer than this page reads (${SUPPORTED_VERSION})`);
   if (o.schema === 'qkscope-peers' || (o.schema === undefined && Array.isArray(o.rows))) return fromPeers(o, source);
