@@ -10,9 +10,13 @@
 //                 [--mem-budget MB] [--json FILE] [--csv FILE]
 // --threads 0 (the default) uses every core; the work is split over batch x heads x query
 // tiles. "% of GEMM" compares with a single-core GEMM, so it means something at --threads 1.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -55,8 +59,11 @@ const char* const kUsage =
 
 long to_long(const std::string& flag, const std::string& v) {
   char* end = nullptr;
+  errno = 0;
   const long x = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end) die(flag + " expects an integer, got '" + v + "'");
+  // strtol saturates silently; a (narrowed) LONG_MAX would only fail later with a wrong number.
+  if (errno == ERANGE || x > (1L << 40) || x < -(1L << 40)) die(flag + " is out of range, got '" + v + "'");
   return x;
 }
 
@@ -84,7 +91,11 @@ Config parse(int argc, char** argv) {
     else if (k == "--json") c.json = v;
     else if (k == "--csv") c.csv = v;
     else if (k == "--dump-head0") c.dump = v;
-    else if (k == "--threads") c.threads = int(to_long(k, v));
+    else if (k == "--threads") {
+      const long t = to_long(k, v);
+      if (t > 4096) die("--threads must be <= 4096, got " + v);  // also keeps the int conversion exact
+      c.threads = int(t);
+    }
     else if (k == "--heads") c.heads = to_long(k, v);
     else if (k == "--batch") c.batch = to_long(k, v);
     else if (k == "--len") c.len = to_long(k, v);
@@ -108,6 +119,14 @@ Config parse(int argc, char** argv) {
   bool known = false;
   for (const auto& i : score_infos()) known = known || c.score == i.name;
   if (!known) die("unknown score '" + c.score + "'");
+  // Output files are written after the run: refuse an unwritable path now, not after minutes of timing.
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--json", c.json}, {"--csv", c.csv}}) {
+    if (path.empty()) continue;
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const bool ok = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0 : access(dir.c_str(), W_OK) == 0;
+    if (!ok) die(std::string("cannot write ") + flag + " " + path + " (" + std::strerror(errno) + ")");
+  }
   return c;
 }
 

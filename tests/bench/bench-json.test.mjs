@@ -1,8 +1,8 @@
 // tests/bench/bench-json.test.mjs — qkscope_bench's --json output and its CLI polish, on a tiny
 // run of the test build (build/native, built by test:cpp; built here if missing): the JSON
 // matches native/bench/bench-json.schema.json, --progress draws a bar on stderr, a pipe gets
-// none, and stdout ends with the one-line summary. Also checks the benchmark page's default
-// data set (a qkscope-peers file) against the same schema.
+// none, and stdout ends with the one-line summary; bad arguments are refused before the run.
+// Also checks the benchmark page's default data set (a qkscope-peers file) against the schema.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -59,4 +59,24 @@ test('the benchmark page default data set is a valid qkscope-peers file', () => 
   const data = JSON.parse(readFileSync(join(root, 'web/src/bench-view/default-peers.json'), 'utf8'));
   assert.deepEqual(validate(data, schema.$defs.peers, schema), []);
   assert.ok(data.rows.some((r) => r.ort_ms > 0), 'the ONNX Runtime peer is in the published figures');
+});
+
+test('bad arguments: a one-line message naming the flag and exit 2, before any timing', () => {
+  runTiny([]); // builds the binary when missing
+  for (const [args, why] of [
+    [['--preset', 'nope'], /unknown preset 'nope'/],
+    [['--len', '-5'], /--len must be >= 1, got -5/],
+    [['--len', 'abc'], /--len expects an integer, got 'abc'/],
+    [['--len', '99999999999999999999'], /--len is out of range/],
+    [['--threads', '99999999999'], /--threads must be <= 4096/],
+    [['--score', 'bogus'], /unknown score 'bogus'/],
+    [['--json'], /incomplete option '--json'/],
+    [[...TINY, '--json', '/nonexistent-dir/x.json'], /cannot write --json \/nonexistent-dir\/x\.json/],
+    [[...TINY, '--csv', '/nonexistent-dir/x.csv'], /cannot write --csv/],
+  ]) {
+    const p = spawnSync(bench, args, { encoding: 'utf8' });
+    assert.equal(p.status, 2, `${args.join(' ')}: ${p.stderr}`);
+    assert.match(p.stderr, why);
+    assert.doesNotMatch(p.stderr, /\[1\/5\]/, `${args.join(' ')}: refused before the run starts`);
+  }
 });
