@@ -137,6 +137,17 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+/// `s` as a JSON string literal: the CPU model name is free text from the kernel.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\', out += char(ch);
+    else if (ch < 0x20) out += "\\u00", out += "0123456789abcdef"[ch >> 4], out += "0123456789abcdef"[ch & 15];
+    else out += char(ch);
+  }
+  return out + '"';
+}
+
 std::string loadavg() {  // "1-min 5-min 15-min"
   std::ifstream f("/proc/loadavg");
   std::string a, b, c;
@@ -339,7 +350,7 @@ int main(int argc, char** argv) try {
   if (!c.json.empty()) {  // schema: docs/bench-json.md; bump "version" when a field changes meaning or goes
     std::ofstream j(c.json);
     j << "{\"schema\":\"qkscope-bench\",\"version\":1,\"cores\":" << std::thread::hardware_concurrency()
-      << ",\"cpu\":\"" << cpu_model() << "\",\"load_start\":\"" << load_start << "\",\"load_end\":\"" << load_end
+      << ",\"cpu\":" << json_string(cpu_model()) << ",\"load_start\":\"" << load_start << "\",\"load_end\":\"" << load_end
       << "\",\"preset\":\"" << c.preset << "\",\"score\":\"" << c.score << "\",\"batch\":" << c.batch
       << ",\"heads\":" << c.heads << ",\"len\":" << L << ",\"dim\":" << d << ",\"d_h\":" << c.d_h
       << ",\"causal\":" << (c.causal ? "true" : "false") << ",\"backward\":" << (c.backward ? "true" : "false")
