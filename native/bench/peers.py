@@ -334,6 +334,12 @@ def main():
           "side; qkscope validated against the double reference before timing, ONNX Runtime against it and "
           "qkscope's output. 'tuned malloc': PyTorch in a "
           "process with " + " ".join(f"{k}={v}" for k, v in TUNED_ENV.items()) + ".")
+    eigen, blas_rate = statistics.median(r["eigen_gemm_gflops"] for r in rows), statistics.median(
+        r["torch_gemm_gflops"] for r in rows)
+    if eigen < blas_rate / 3:  # both are one-thread sgemm 512^3; a build without -march=native is ~8x slower
+        print(f"NOTE: Eigen's GEMM ran at {eigen:.1f} GFLOP/s, OpenBLAS at {blas_rate:.1f}: {BENCH} looks built "
+              "without the bench preset's -O3 -march=native, so qkscope's figures above understate it "
+              "(run without --no-build).")
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         # Schema: docs/bench-json.md ("qkscope-peers", version 1).
