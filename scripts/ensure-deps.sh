@@ -18,6 +18,8 @@ checks=(
   "/usr/share/eigen3/cmake/Eigen3Config.cmake|libeigen3-dev"
   "/usr/include/catch2/catch.hpp|catch2"
   "/usr/include/nlohmann/json.hpp|nlohmann-json3-dev"
+  "clang++|clang"
+  "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a|libclang-rt-14-dev"
   "/usr/bin/chromium|chromium"
   "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc|fonts-noto-cjk"
 )

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# fuzz.sh — run the libFuzzer harnesses (tests/fuzz) for a bounded time, all in parallel,
+# starting from the seed corpus in tests/fuzz/corpus/<harness>/ (new inputs go to
+# build/fuzz/corpus/<harness>/, outside the repo). Any crash, sanitizer report or property
+# violation stops that harness, keeps the input in build/fuzz/artifacts/ and fails the script.
+#   scripts/fuzz.sh                    60 s in total (CI: each harness gets the whole time on its own core)
+#   scripts/fuzz.sh --minutes 30       a longer campaign
+#   scripts/fuzz.sh --seconds 20
+# Builds the harnesses with the `sanitize` preset (clang, ASan + UBSan) first.
+# Prints the executions of each harness and their total.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seconds=60
+while (($#)); do
+  case $1 in
+    --minutes) seconds=$(($2 * 60)); shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "fuzz.sh: unknown argument '$1' (use --minutes N or --seconds N)" >&2; exit 2 ;;
+  esac
+done
+harnesses=(fuzz_attention fuzz_normalizers)
+jobs=${QKSCOPE_JOBS:-$(nproc)}
+[[ -f build/sanitize/CMakeCache.txt ]] || cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize --parallel "$jobs" --target "${harnesses[@]}"
+
+mkdir -p build/fuzz/artifacts
+pids=()
+for h in "${harnesses[@]}"; do
+  mkdir -p "build/fuzz/corpus/$h"
+  # -timeout: a single input running past 10 s counts as a hang (a finding).
+  build/sanitize/tests/fuzz/$h -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$h-" \
+    "build/fuzz/corpus/$h" "tests/fuzz/corpus/$h" >"build/fuzz/$h.log" 2>&1 &
+  pids+=($!)
+done
+status=0 total=0
+for k in "${!harnesses[@]}"; do
+  h=${harnesses[$k]}
+  if ! wait "${pids[$k]}"; then
+    status=1
+    echo "fuzz: $h FOUND A PROBLEM (input kept in build/fuzz/artifacts/); log:" >&2
+    grep -E "FUZZ FINDING|ERROR|runtime error|SUMMARY" -A3 "build/fuzz/$h.log" | head -40 >&2
+  fi
+  n=$(grep -oP 'stat::number_of_executed_units:\s*\K[0-9]+' "build/fuzz/$h.log" || echo 0)
+  rate=$(grep -oP 'stat::average_exec_per_sec:\s*\K[0-9]+' "build/fuzz/$h.log" || echo 0)
+  echo "fuzz: $h: $n executions in ${seconds} s ($rate/s)"
+  total=$((total + n))
+done
+echo "fuzz: $total executions in total, $([[ $status == 0 ]] && echo "no finding" || echo "FINDINGS")"
+exit $status

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# test-sanitize.sh — the C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer
+# (CMake preset `sanitize`: clang, -O1), then a bounded libFuzzer run of every harness
+# (scripts/fuzz.sh; QKSCOPE_FUZZ_SECONDS, default 60). Any sanitizer report fails the step.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+jobs=${QKSCOPE_JOBS:-$(nproc)}
+if [[ ! -f build/sanitize/CMakeCache.txt ]]; then
+  cmake --preset sanitize
+fi
+# Only the tests and the harnesses (the benchmark CLI needs no sanitizer run).
+cmake --build --preset sanitize --parallel "$jobs" --target qkscope_tests fuzz_attention fuzz_normalizers
+ctest --preset sanitize "$@"
+bash scripts/fuzz.sh --seconds "${QKSCOPE_FUZZ_SECONDS:-60}"

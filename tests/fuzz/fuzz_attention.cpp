@@ -1,0 +1,210 @@
+// tests/fuzz/fuzz_attention.cpp — libFuzzer harness over the public C++ API: the core
+// forward and backward (float), the tiled CPU path, mixed precision (fp16 and bf16 storage)
+// and the tile functors the CUDA kernels are built from (in the kernels' loop structure,
+// tests/core/tile/emulate.hpp, wherever logits_fold_safe admits the fast path), on one
+// case from case.hpp.
+// Properties (any violation traps, and libFuzzer keeps the input):
+//   - every call returns or throws std::invalid_argument with a message (anything else,
+//     a crash or a sanitizer report is a finding);
+//   - inputs are finite (or the call threw), so every returned number is finite: weights
+//     in [0, 1], each row summing to 1 or all zero, all zero only when no key is visible;
+//     output, entropy and gradients finite; logsumexp not NaN;
+//   - the tiled path succeeds exactly when the core does, with the same message when both
+//     refuse, and its output, logsumexp and gradients match the double reference under the
+//     test suite's one tolerance rule (core float as the bar);
+//   - the mixed-precision path never returns a non-finite number.
+#include <stdexcept>
+
+#include "case.hpp"
+#include "qkscope/detail/logit_range.hpp"
+#include "qkscope/tile/from_core.hpp"
+#include "qkscope/tiled/attention.hpp"
+#include "reference/reference.hpp"
+#include "support/compare.hpp"
+#include "tile/emulate.hpp"
+
+using namespace qkscope;
+using qkfuzz::Case;
+using qkfuzz::all_finite;
+using qkfuzz::finding;
+
+namespace {
+
+struct Outcome {
+  bool ok = false;
+  std::string error;
+};
+
+template <class Fn>
+Outcome attempt(Fn&& fn) {
+  Outcome o;
+  try {
+    fn();
+    o.ok = true;
+  } catch (const std::invalid_argument& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+
+void check_forward(const Case& c, const AttentionResult<float>& r) {
+  if (!all_finite(r.weights) || !all_finite(r.output) || !all_finite(r.entropy))
+    finding("core forward returned a non-finite weight, output or entropy", c);
+  if (r.logsumexp.array().isNaN().any()) finding("core forward returned a NaN logsumexp", c);
+  for (Eigen::Index i = 0; i < r.weights.rows(); ++i) {
+    double sum = 0;
+    bool visible = false;
+    for (Eigen::Index j = 0; j < r.weights.cols(); ++j) {
+      const float p = r.weights(i, j);
+      if (!(p >= 0 && p <= 1)) finding("weight outside [0, 1]", c);
+      sum += p;
+      visible = visible || r.masked_scores(i, j) > -std::numeric_limits<float>::infinity();
+    }
+    if (visible ? std::abs(sum - 1) > 1e-5 * double(r.weights.cols()) + 1e-6 : sum != 0)
+      finding("weight row " + std::to_string(i) + " sums to " + std::to_string(sum) +
+                  (visible ? " with visible keys" : " with no visible key"),
+              c);
+  }
+}
+
+template <class G>
+void check_grads_finite(const Case& c, const G& g, const char* path) {
+  if (!all_finite(g.dQ) || !all_finite(g.dK) || !all_finite(g.dV) || !all_finite(g.dparams.W) ||
+      !all_finite(g.dparams.W_q) || !all_finite(g.dparams.W_k) || !all_finite(g.dparams.v) ||
+      !all_finite(g.dparams.b) || !all_finite(g.dparams.w) || !all_finite(g.drelative) ||
+      !all_finite(g.ddense) || !std::isfinite(g.dtemperature))
+    finding(std::string(path) + " backward returned a non-finite gradient", c);
+}
+
+template <class A, class B, class C>
+void match(const Case& c, const char* what, const A& fast, const B& bar, const C& ref) {
+  const auto rep = qktest::compare(what, fast, bar, ref);
+  if (!rep.ok) finding("tiled path differs from the reference: " + rep.text, c);
+}
+
+MatrixD wide(const Matrix& m) { return m.cast<double>(); }
+
+/// The case in double for the reference (params and biases widened).
+AttentionConfig<double> wide(const AttentionConfig<float>& f) {
+  AttentionConfig<double> d;
+  d.score = f.score;
+  d.scale = f.scale;
+  d.temperature = f.temperature;
+  d.mask = f.mask;
+  d.normalizer = f.normalizer;
+  d.norm_options = f.norm_options;
+  d.bias.softcap = f.bias.softcap;
+  d.bias.alibi_slope = f.bias.alibi_slope;
+  d.bias.relative = f.bias.relative.cast<double>();
+  d.bias.dense = f.bias.dense.cast<double>();
+  return d;
+}
+
+ScoreParams<double> wide(const ScoreParams<float>& p) {
+  ScoreParams<double> d;
+  d.W = p.W.cast<double>();
+  d.W_q = p.W_q.cast<double>();
+  d.W_k = p.W_k.cast<double>();
+  d.v = p.v.cast<double>();
+  d.b = p.b.cast<double>();
+  d.w = p.w.cast<double>();
+  return d;
+}
+
+/// r and g are the core's results, valid when core (core_bwd) is ok.
+void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const AttentionResult<float>* r,
+                const Outcome& core_bwd, const AttentionGrads<float>* g) {
+  tiled::TiledOptions opt;
+  opt.block_q = f.ConsumeIntegralInRange<int>(1, 4);
+  opt.block_k = f.ConsumeIntegralInRange<int>(1, 4);
+  opt.threads = 1;
+  tiled::TiledResult<float> t;
+  const Outcome tf = attempt([&] { t = tiled::attention_forward(c.Q, c.K, c.V, c.params, c.cfg, opt); });
+  if (tf.ok != core.ok || tf.error != core.error)
+    finding("tiled forward and core disagree: core '" + (core.ok ? "ok" : core.error) + "', tiled '" +
+                (tf.ok ? "ok" : tf.error) + "'",
+            c);
+  if (!tf.ok) return;
+  if (!all_finite(t.output) || t.logsumexp.array().isNaN().any())
+    finding("tiled forward returned a non-finite output or a NaN logsumexp", c);
+  const auto cd = wide(c.cfg);
+  const auto pd = wide(c.params);
+  if (!tiled::tiled_supported(c.cfg)) {  // the core's own result, passed through
+    if (t.output != r->output) finding("tiled fallback output differs from the core", c);
+    return;
+  }
+  const auto ref = reference::attention<double>(wide(c.Q), wide(c.K), wide(c.V), pd, cd);
+  match(c, "tiled output", t.output, r->output, ref.output);
+  // A logsumexp past FLT_MAX (m / tau = 1e40) is +inf in float on both paths, by IEEE rules.
+  VectorD lse_ref = ref.logsumexp;
+  for (Eigen::Index i = 0; i < lse_ref.size(); ++i)
+    if (std::abs(lse_ref(i)) > std::numeric_limits<float>::max()) lse_ref(i) *= std::numeric_limits<double>::infinity();
+  match(c, "tiled logsumexp", t.logsumexp, r->logsumexp, lse_ref);
+
+  // The CUDA kernels' tile functors (dot-product scores), where the host may launch them.
+  if ((c.cfg.score == "dot" || c.cfg.score == "scaled_dot") && c.Q.cols() > 0 &&
+      qkscope::detail::logits_fold_safe<float>(c.cfg.score, c.Q, c.K, c.params, r->scale, c.cfg.temperature,
+                                               c.cfg.bias, c.Q.rows(), c.K.rows())) {
+    const MaskFn mfn = resolve_mask(c.cfg.mask, c.Q.rows(), c.K.rows());
+    const tile::Logits<float> lg{tile::to_tile(mfn), tile::to_tile(c.cfg.bias, r->scale, c.cfg.temperature, mfn)};
+    const auto emu = qktile::flash_forward<float>(
+        [&](int i, int j) { return float(c.Q.row(i).dot(c.K.row(j))); }, c.V.data(), int(c.V.cols()), lg,
+        tile::BlockClassifier{lg.mask, int(opt.block_q), int(opt.block_k), nullptr});
+    match(c, "tile functors output", Eigen::Map<const Matrix>(emu.out.data(), c.Q.rows(), c.V.cols()), r->output,
+          ref.output);
+  }
+
+  AttentionGrads<float> tg;
+  const Outcome tb = attempt([&] { tg = tiled::attention_backward(c.Q, c.K, c.V, c.params, c.cfg, t, c.dO, opt); });
+  if (tb.ok != core_bwd.ok || tb.error != core_bwd.error)
+    finding("tiled backward and core disagree: core '" + (core_bwd.ok ? "ok" : core_bwd.error) +
+                "', tiled '" + (tb.ok ? "ok" : tb.error) + "'",
+            c);
+  if (!tb.ok) return;
+  check_grads_finite(c, tg, "tiled");
+  AttentionGrads<double> gd;
+  const Outcome db = attempt([&] {
+    const auto fd = attention_forward<double>(wide(c.Q), wide(c.K), wide(c.V), pd, cd);
+    gd = attention_backward<double>(wide(c.Q), wide(c.K), wide(c.V), pd, cd, fd, wide(c.dO));
+  });
+  if (!db.ok) return;
+  match(c, "tiled dV", tg.dV, g->dV, gd.dV);
+  match(c, "tiled dQ", tg.dQ, g->dQ, gd.dQ);
+  match(c, "tiled dK", tg.dK, g->dK, gd.dK);
+}
+
+template <class S>
+void mixed_path(const Case& c) {
+  precision::MixedResult<S> m;
+  const Mat<S> Q = c.Q.cast<S>(), K = c.K.cast<S>(), V = c.V.cast<S>();
+  const Outcome o = attempt([&] { m = precision::attention_forward_mixed<S, float>(Q, K, V, c.params, c.cfg); });
+  if (!o.ok) return;
+  if (!all_finite(m.fp32.weights) || !all_finite(m.fp32.output))
+    finding("mixed precision forward returned a non-finite weight or output", c);
+  AttentionGrads<float> g;
+  const Outcome b = attempt([&] { g = precision::attention_backward_mixed<S, float>(Q, K, V, c.params, c.cfg, m, c.dO); });
+  if (b.ok) check_grads_finite(c, g, "mixed precision");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider f(data, size);
+  const Case c = qkfuzz::make_case(f);
+
+  AttentionResult<float> r;
+  const Outcome core = attempt([&] { r = attention_forward<float>(c.Q, c.K, c.V, c.params, c.cfg); });
+  if (!core.ok && core.error.empty()) finding("core forward threw an empty message", c);
+  AttentionGrads<float> g;
+  Outcome bwd;
+  if (core.ok) {
+    check_forward(c, r);
+    bwd = attempt([&] { g = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, r, c.dO); });
+    if (bwd.ok) check_grads_finite(c, g, "core");
+  }
+  const int path = f.ConsumeIntegralInRange<int>(0, 3);
+  if (path <= 1) tiled_path(f, c, core, &r, bwd, &g);
+  else if (path == 2) mixed_path<Eigen::half>(c);
+  else mixed_path<Eigen::bfloat16>(c);
+  return 0;
+}
