@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "backend.hpp"
+#include "qkscope/detail/logit_range.hpp"
 #include "qkscope/tile/from_core.hpp"
 
 namespace qkscope::cuda {
@@ -123,11 +124,19 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
   require(cfg.normalizer == "softmax", "normalizer '" + cfg.normalizer +
                                            "' is not supported by the CUDA backend (softmax only; the core's "
                                            "attention_forward has every normalizer)");
-  qkscope::detail::check_temperature(cfg.temperature, true, cfg.normalizer);
+  qkscope::detail::check_temperature_in<float>(cfg.temperature, true, cfg.normalizer);
   require(float(cfg.temperature) > 0.f && std::isfinite(float(1.0 / cfg.temperature)),
           "temperature " + qkscope::detail::num(cfg.temperature) + " underflows in fp32");
   pl.mask = resolve_mask(cfg.mask, L_q, L_k);
   qkscope::detail::validate_bias(cfg.bias, L_q, L_k);
+  // The kernels fold scale / tau into the logits before subtracting the row maximum: past
+  // the float range a visible key would read as masked (docs/RELIABILITY.md). The core has
+  // no such limit, so the call is refused with a pointer to it, as for other normalizers.
+  require(qkscope::detail::logits_fold_safe<float>(cfg.score, Q, K, params, pl.scale, cfg.temperature, cfg.bias,
+                                                   L_q, L_k),
+          "cuda: |scale * f(q, k) + bias| / temperature may exceed the float range for these inputs (temperature " +
+              qkscope::detail::num(cfg.temperature) + "); use the core's attention_forward, which subtracts the "
+              "row maximum before dividing by the temperature");
   if (!opt.alibi_slopes.empty()) {
     require(int(opt.alibi_slopes.size()) == opt.heads,
             "Options::alibi_slopes must have one slope per head (" + std::to_string(opt.heads) + "), got " +

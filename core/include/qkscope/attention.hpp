@@ -106,6 +106,63 @@ inline void check_temperature(double tau, bool soft, const std::string& normaliz
             "temperature must be finite and >= 0, got " + num(tau));
 }
 
+/// The temperature as T: finite (1e39 is +inf in float, and (z - m) / inf would make a
+/// soft normalizer uniform and its logsumexp NaN) and, for soft normalizers, not 0
+/// (1e-46 is 0 in float: (z - max) / 0 = NaN).
+template <class T>
+void check_temperature_in(double tau, bool soft, const std::string& normalizer) {
+  check_temperature(tau, soft, normalizer);
+  require(std::isfinite(double(T(tau))),
+          "temperature " + num(tau) + " overflows to inf in this precision (largest finite value " +
+              num(double(std::numeric_limits<T>::max())) + ")");
+  require(!soft || T(tau) > T(0),
+          "temperature " + num(tau) +
+              " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit");
+}
+
+/// When dP = dO V^T overflowed (or came near it), recomputes it as (dO 2^-a)(V 2^-b)^T with both factors
+/// near 1 and returns 2^(a+b), the factor the normalizer's gradients must be multiplied by;
+/// returns 1 (dP untouched) otherwise.
+template <class T>
+double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
+  // Below max / 8, dP_j - dP_k and p . dP stay finite in the normalizer backward.
+  if (dP.size() == 0 || (dP.array().isFinite().all() && dP.cwiseAbs().maxCoeff() < std::numeric_limits<T>::max() / 8))
+    return 1;
+  const int a = std::ilogb(double(dO.cwiseAbs().maxCoeff()));
+  const int b = std::ilogb(double(V.cwiseAbs().maxCoeff())) + std::ilogb(double(V.cols())) + 1;
+  // Scaled copies first: Eigen folds scalar factors of a product's operands out of the
+  // GEMM (it would compute dO V^T and overflow again).
+  const Mat<T> dOs = dO * T(std::ldexp(1.0, -a)), Vs = V * T(std::ldexp(1.0, -b));
+  dP.noalias() = dOs * Vs.transpose();
+  return std::ldexp(1.0, a + b);
+}
+
+/// Every gradient must be finite: an overflow (tau near 0, huge inputs) is reported, never
+/// returned as inf or NaN.
+template <class T>
+void require_gradients_finite(const AttentionGrads<T>& g) {
+  auto check = [](const auto& m, const char* name) {
+    for (Eigen::Index i = 0; i < m.size(); ++i)
+      if (!std::isfinite(double(m.data()[i])))
+        fail(std::string("gradient overflowed: ") + name + " at flat index " + std::to_string(i) + " is " +
+             num(double(m.data()[i])) + ", not representable in this precision (inputs, dO or 1/temperature too large)");
+  };
+  check(g.dQ, "dL/dquery");
+  check(g.dK, "dL/dkey");
+  check(g.dV, "dL/dvalue");
+  check(g.dparams.W, "dL/dparams.W");
+  check(g.dparams.W_q, "dL/dparams.W_q");
+  check(g.dparams.W_k, "dL/dparams.W_k");
+  check(g.dparams.v, "dL/dparams.v");
+  check(g.dparams.b, "dL/dparams.b");
+  check(g.dparams.w, "dL/dparams.w");
+  check(g.drelative, "dL/dbias.relative");
+  check(g.ddense, "dL/dbias.dense");
+  require(std::isfinite(g.dtemperature) && std::isfinite(double(T(g.dtemperature))),
+          "gradient overflowed: dL/dtemperature is " + num(g.dtemperature) +
+              ", not representable in this precision");
+}
+
 /// Gumbel noise for the whole (L_q, L_k) grid, row-major from `seed`.
 template <class T>
 Mat<T> gumbel_noise(Eigen::Index L_q, Eigen::Index L_k, std::uint64_t seed) {
@@ -173,7 +230,17 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
         detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
                      "): " + detail::num(r.scores(i, j)) +
                      " (scale or inputs too large for this precision)");
-  if (cfg.bias.dense.size()) r.scores += cfg.bias.dense;
+  if (cfg.bias.dense.size()) {
+    r.scores += cfg.bias.dense;
+    // A finite bias entry plus a finite score can still overflow (-3e38 + -1e38): that -inf
+    // is an overflow, not a mask (only -inf entries of the bias mask).
+    for (Eigen::Index i = 0; i < shape.L_q; ++i)
+      for (Eigen::Index j = 0; j < shape.L_k; ++j)
+        if (std::isfinite(double(cfg.bias.dense(i, j))) && !std::isfinite(double(r.scores(i, j))))
+          detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
+                       ") after adding bias.dense " + detail::num(cfg.bias.dense(i, j)) +
+                       " (scale or inputs too large for this precision)");
+  }
   r.masked_scores = r.scores;
   for (Eigen::Index i = 0; i < shape.L_q; ++i)
     for (Eigen::Index j = 0; j < shape.L_k; ++j)
@@ -182,11 +249,7 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   r.weights.resize(shape.L_q, shape.L_k);
   visit_normalizer(cfg.normalizer, [&](auto n) {
     using N = decltype(n);
-    detail::check_temperature(cfg.temperature, N::soft, cfg.normalizer);
-    // tau > 0 in double can still be 0 in T (1e-46 in float): (z - max) / 0 would be NaN.
-    detail::require(!N::soft || T(cfg.temperature) > T(0),
-                    "temperature " + detail::num(cfg.temperature) +
-                        " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit");
+    detail::check_temperature_in<T>(cfg.temperature, N::soft, cfg.normalizer);
     if constexpr (std::is_same_v<N, norm::TopKSoftmax>)
       detail::require(cfg.norm_options.top_k >= 1,
                       "top_k must be >= 1, got " + std::to_string(cfg.norm_options.top_k));
@@ -211,7 +274,10 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
       r.logsumexp(i) = norm::is_valid(m) ? std::numeric_limits<T>::infinity()
                                          : -std::numeric_limits<T>::infinity();
     } else {
-      r.logsumexp(i) = m / tau + std::log(((z.array() - m) / tau).exp().sum());
+      T sum = 0;
+      for (Eigen::Index j = 0; j < shape.L_k; ++j)
+        if (norm::is_valid(z(j))) sum += std::exp(norm::scaled_gap(z(j), m, tau));
+      r.logsumexp(i) = m / tau + std::log(sum);
     }
     T h = 0;
     for (Eigen::Index j = 0; j < shape.L_k; ++j) {
@@ -241,13 +307,15 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   detail::require_shape(fwd.output, shape.L_q, V.cols(), "fwd.output (L_q x d_v)");
   visit_normalizer(cfg.normalizer, [&](auto n) {
     using N = decltype(n);
-    detail::check_temperature(cfg.temperature, N::soft, cfg.normalizer);
-    detail::require(!N::soft || T(cfg.temperature) > T(0),
-                    "temperature " + detail::num(cfg.temperature) + " underflows to 0 in this precision");
+    detail::check_temperature_in<T>(cfg.temperature, N::soft, cfg.normalizer);
   });
   AttentionGrads<T> g;
   g.dV = fwd.weights.transpose() * dO;
-  const Mat<T> dP = dO * V.transpose();  // (L_q, L_k)
+  // dP = dO V^T (L_q, L_k) can overflow (1e20 * 1e20 in float) while the gradients it feeds
+  // are representable (all 0 when every key has the same value). The normalizer backward is
+  // linear in dP, so it then runs on dP 2^-e and dZ, dtau are scaled back by 2^e at the end.
+  Mat<T> dP = dO * V.transpose();
+  const double grad_scale = detail::rescale_if_overflowed(dP, dO, V);
 
   // Through the normalizer: dZ = dL/dz on unmasked entries, 0 elsewhere.
   Mat<T> dZ(shape.L_q, shape.L_k);
@@ -262,6 +330,10 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
                                                cfg.norm_options),
                           fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
   });
+  if (grad_scale != 1) {
+    dZ = (dZ.template cast<double>() * grad_scale).template cast<T>();
+    dtau *= grad_scale;
+  }
   g.dtemperature = dtau;
 
   // Through the biases (reverse order): dense, relative, ALiBi (no parameters), softcap.
@@ -288,6 +360,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
     g.dK = std::move(sg.dK);
     g.dparams = std::move(sg.dparams);
   });
+  detail::require_gradients_finite(g);
   return g;
 }
 

@@ -45,6 +45,17 @@ inline Eigen::Index argmax_lowest(const T* z, Eigen::Index n) {
   return best;
 }
 
+/// (z - m) / tau for finite z and m without intermediate overflow: z - m can exceed the
+/// type's maximum (z = -3e38, m = 3e38) while (z - m) / tau is representable for a large
+/// tau (3.4e38 gives -1.76). Then both are divided first; the quotients are at most
+/// |z| / tau and |m| / tau, so only a true overflow of the result remains (-> -inf, exp 0).
+template <class T>
+inline T scaled_gap(T z, T m, T tau) {
+  const T d = z - m;
+  if (std::isfinite(d)) return d / tau;
+  return z / tau - m / tau;
+}
+
 /// Stable softmax of y_j = (z_j - max) / tau over entries with keep[j] (all valid
 /// ones when keep == nullptr). Subtracting the max *before* dividing by tau keeps
 /// tau -> 0 finite: every exponent is <= 0 and the maxima give exp(0) = 1, so the
@@ -60,25 +71,31 @@ inline void stable_softmax(const T* z, Eigen::Index n, T tau, const char* keep, 
   }
   T sum = 0;
   for (Eigen::Index j = 0; j < n; ++j) {
-    p[j] = (is_valid(z[j]) && (!keep || keep[j])) ? std::exp((z[j] - m) / tau) : T(0);
+    p[j] = (is_valid(z[j]) && (!keep || keep[j])) ? std::exp(scaled_gap(z[j], m, tau)) : T(0);
     sum += p[j];
   }
   for (Eigen::Index j = 0; j < n; ++j) p[j] /= sum;  // sum >= 1: the max contributes exp(0)
 }
 
 /// Softmax Jacobian-vector product: dy = p * (dp - p . dp), then dz = dy / tau.
+/// dp is first shifted by the dp of the first attended key (p . 1 = 1 makes the result
+/// independent of the shift): equal dp then give dz = 0 exactly instead of p times the
+/// rounding of p . dp, which 1 / tau or a later rescaling would blow up.
 /// Returns dL/dtau = -sum_j dz_j (z_j - c) / tau for the shift c (the result is
 /// independent of c because sum_j dz_j = 0; the shift keeps it finite).
 template <class T>
 inline T softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index n, T tau, T* dz) {
-  T dot = 0, c = -std::numeric_limits<T>::infinity();
-  for (Eigen::Index j = 0; j < n; ++j) dot += p[j] * dp[j];
+  T dot = 0, c = -std::numeric_limits<T>::infinity(), base = 0;
+  for (Eigen::Index j = 0; j < n; ++j)
+    if (p[j] > 0) { base = dp[j]; break; }
+  for (Eigen::Index j = 0; j < n; ++j) dot += p[j] * (dp[j] - base);
   for (Eigen::Index j = 0; j < n; ++j)
     if (p[j] > 0 && z[j] > c) c = z[j];
   T dtau = 0;
   for (Eigen::Index j = 0; j < n; ++j) {
-    dz[j] = p[j] > 0 ? p[j] * (dp[j] - dot) / tau : T(0);
-    if (p[j] > 0) dtau -= dz[j] * (z[j] - c) / tau;
+    dz[j] = p[j] > 0 ? p[j] * ((dp[j] - base) - dot) / tau : T(0);
+    // A zero gap contributes exactly 0, also when dz overflowed (tau near 0): no inf * 0.
+    if (p[j] > 0 && z[j] != c) dtau -= dz[j] * scaled_gap(z[j], c, tau);
   }
   return dtau;
 }

@@ -26,7 +26,7 @@ struct Sparsemax {
     const T m = r.z[best];
     std::vector<T> y;
     for (Eigen::Index j = 0; j < r.n; ++j)
-      if (is_valid(r.z[j])) y.push_back((r.z[j] - m) / r.tau);
+      if (is_valid(r.z[j])) y.push_back(scaled_gap(r.z[j], m, r.tau));
     std::sort(y.begin(), y.end(), [](T a, T b) { return a > b; });
     T cumsum = 0, threshold = 0;
     for (std::size_t k = 0; k < y.size(); ++k) {
@@ -35,20 +35,27 @@ struct Sparsemax {
       else break;  // the support condition fails for every later k too (y sorted)
     }
     for (Eigen::Index j = 0; j < r.n; ++j)
-      if (is_valid(r.z[j])) p[j] = std::max(T(0), (r.z[j] - m) / r.tau - threshold);
+      if (is_valid(r.z[j])) p[j] = std::max(T(0), scaled_gap(r.z[j], m, r.tau) - threshold);
   }
   /// dy = s * (dp - mean_S dp); dz = dy / tau; dtau = -sum_j dz_j (z_j - m) / tau.
   template <class T>
   static T backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
-    T sum = 0, m = -std::numeric_limits<T>::infinity();
+    // dp shifted by its first supported entry (the result does not depend on the shift):
+    // equal dp on the support give dz = 0 exactly.
+    T sum = 0, m = -std::numeric_limits<T>::infinity(), base = 0;
     Eigen::Index support = 0;
     for (Eigen::Index j = 0; j < r.n; ++j)
-      if (p[j] > 0) { sum += dp[j]; ++support; m = std::max(m, r.z[j]); }
+      if (p[j] > 0) {
+        if (!support) base = dp[j];
+        sum += dp[j] - base;
+        ++support;
+        m = std::max(m, r.z[j]);
+      }
     const T mean = support ? sum / T(support) : T(0);
     T dtau = 0;
     for (Eigen::Index j = 0; j < r.n; ++j) {
-      dz[j] = p[j] > 0 ? (dp[j] - mean) / r.tau : T(0);
-      if (p[j] > 0) dtau -= dz[j] * (r.z[j] - m) / r.tau;
+      dz[j] = p[j] > 0 ? ((dp[j] - base) - mean) / r.tau : T(0);
+      if (p[j] > 0 && r.z[j] != m) dtau -= dz[j] * scaled_gap(r.z[j], m, r.tau);  // no inf * 0
     }
     return dtau;
   }

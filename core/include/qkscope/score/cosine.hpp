@@ -6,6 +6,9 @@
 // eps^2 underflows in fp32, so the norms are never multiplied before dividing).
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
+
 #include "qkscope/detail/check.hpp"
 #include "qkscope/score/params.hpp"
 
@@ -33,40 +36,68 @@ struct Cosine {
     return {};
   }
 
-  /// Row norms clamped below at eps: n_i = max(|x_i|, eps). stableNorm rescales before
-  /// squaring, so |x| up to the type's max (bf16/fp32 ~3.4e38) does not overflow to inf.
+  /// Row norms clamped below at eps: n_i = max(|x_i|, eps). Float rows are summed in
+  /// double (no overflow up to 3.4e38, and |x| of a one-entry row is exact); double rows
+  /// use stableNorm, which rescales before squaring.
   template <class T>
   static Vec<T> clamped_norms(const Mat<T>& X) {
     Vec<T> n(X.rows());
-    for (Eigen::Index i = 0; i < X.rows(); ++i) n(i) = std::max(X.row(i).stableNorm(), T(eps));
+    for (Eigen::Index i = 0; i < X.rows(); ++i) n(i) = T(std::max(norm_of(X.row(i)), eps));
     return n;
   }
-  /// S = Qhat Khat^T with xhat_i = x_i / max(|x_i|, eps).  (L_q, L_k)
+  /// Unit rows xhat_i = x_i / max(|x_i|, eps), each rounded once from double for float
+  /// inputs: parallel rows then get the same xhat, so their cosines tie exactly.
   template <class T>
-  static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
-    const Mat<T> Qh = clamped_norms(Q).cwiseInverse().asDiagonal() * Q;
-    const Mat<T> Kh = clamped_norms(K).cwiseInverse().asDiagonal() * K;
-    return Qh * Kh.transpose();
+  static Mat<T> unit_rows(const Mat<T>& X, Vec<T>& n) {
+    n = clamped_norms(X);
+    Mat<T> U(X.rows(), X.cols());
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      const double d = std::max(norm_of(X.row(i)), eps);
+      if constexpr (std::is_same_v<T, float>)
+        U.row(i) = (X.row(i).template cast<double>() / d).template cast<float>();
+      else
+        U.row(i) = X.row(i) / T(d);
+    }
+    return U;
+  }
+  /// S = Qhat Khat^T clamped to [-1, 1] (rounding can give 1.0000001 for x . x).  (L_q, L_k)
+  /// Float inputs: formed in double and rounded once, so cos(x, x) = 1 and parallel keys
+  /// tie exactly ('hard' then takes the lowest index, as for any tie).
+  template <class T>
+  static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
+    (void)p;
+    if constexpr (std::is_same_v<T, float>) {
+      const MatrixD Qd = Q.template cast<double>(), Kd = K.template cast<double>();
+      return forward<double>(Qd, Kd, {}).template cast<float>();
+    } else {
+      Vec<T> nq, nk;
+      const Mat<T> Qh = unit_rows(Q, nq), Kh = unit_rows(K, nk);
+      return (Qh * Kh.transpose()).cwiseMax(T(-1)).cwiseMin(T(1));
+    }
   }
   /// Through xhat = x / n: dx = (dxhat - xhat (xhat . dxhat)) / n when |x| > eps,
   /// and dx = dxhat / eps on the clamped branch (xhat is linear in x there).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
                        ScoreGrads<T>& g) {
-    const Vec<T> nq = clamped_norms(Q), nk = clamped_norms(K);
-    const Mat<T> Qh = nq.cwiseInverse().asDiagonal() * Q;
-    const Mat<T> Kh = nk.cwiseInverse().asDiagonal() * K;
+    Vec<T> nq, nk;
+    const Mat<T> Qh = unit_rows(Q, nq), Kh = unit_rows(K, nk);
     g.dQ = through_normalize(Q, Qh, nq, Mat<T>(dS * Kh));
     g.dK = through_normalize(K, Kh, nk, Mat<T>(dS.transpose() * Qh));
   }
 
  private:
+  template <class Row>
+  static double norm_of(const Row& x) {
+    if constexpr (std::is_same_v<typename Row::Scalar, float>) return x.template cast<double>().norm();
+    else return double(x.stableNorm());
+  }
   template <class T>
   static Mat<T> through_normalize(const Mat<T>& X, const Mat<T>& Xh, const Vec<T>& n,
                                   const Mat<T>& dXh) {
     Mat<T> dX(X.rows(), X.cols());
     for (Eigen::Index i = 0; i < X.rows(); ++i) {
-      const bool clamped = X.row(i).stableNorm() <= T(eps);
+      const bool clamped = norm_of(X.row(i)) <= eps;
       if (clamped)
         dX.row(i) = dXh.row(i) / n(i);
       else

@@ -9,9 +9,12 @@
 //   bilinear          S = (Q W) K^T with Q W computed once
 //   linear_concat     S_ij = a_i + c_j, a = Q w_q, c = K w_k: O(L d + L_q L_k)
 //   additive          fused tanh scorer (additive.hpp), projections computed once
-// Normalizers other than softmax fall back to the core (fallback = true).
+// Normalizers other than softmax fall back to the core (fallback = true), and so do logits
+// whose size would overflow once divided by tau (detail/logit_range.hpp): the core then
+// returns the right value or refuses with its own message.
 #pragma once
 
+#include "qkscope/detail/logit_range.hpp"
 #include "qkscope/tiled/additive.hpp"
 #include "qkscope/tiled/flash_backward.hpp"
 
@@ -53,15 +56,14 @@ std::pair<double, MaskFn> prepare(const std::vector<HeadInputs<T>>& heads, const
   qkscope::detail::require(std::isfinite(scale), "scale must be finite, got " + std::to_string(scale));
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   qkscope::detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
-  qkscope::detail::check_temperature(cfg.temperature, true, cfg.normalizer);
+  qkscope::detail::check_temperature_in<T>(cfg.temperature, true, cfg.normalizer);
   return {scale, mask};
 }
 
 /// Row-normalised X (rows divided by max(|x|, eps)) and the norms, as score::Cosine.
 template <class T>
 Mat<T> normalized(const Mat<T>& X, Vec<T>& n) {
-  n = score::Cosine::clamped_norms(X);
-  return n.cwiseInverse().asDiagonal() * X;
+  return score::Cosine::unit_rows(X, n);
 }
 
 /// Back through xhat = x / max(|x|, eps) (score::Cosine's rule, both branches).
@@ -69,7 +71,7 @@ template <class T>
 Mat<T> through_normalize(const Mat<T>& X, const Mat<T>& Xh, const Vec<T>& n, const Mat<T>& dXh) {
   Mat<T> dX(X.rows(), X.cols());
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    if (X.row(i).norm() <= T(score::Cosine::eps)) dX.row(i) = dXh.row(i) / n(i);
+    if (n(i) <= T(score::Cosine::eps)) dX.row(i) = dXh.row(i) / n(i);
     else dX.row(i) = (dXh.row(i) - Xh.row(i) * Xh.row(i).dot(dXh.row(i))) / n(i);
   }
   return dX;
@@ -157,6 +159,39 @@ bool tiled_supported(const AttentionConfig<T>& cfg) {
   return cfg.normalizer == "softmax";
 }
 
+namespace detail {
+
+/// True when every head's logits / tau stay well inside T's range (logits_fold_safe), or
+/// when the inputs are invalid (then prepare() throws the core's message). False sends the
+/// call to the core.
+template <class T>
+bool fold_safe(const std::vector<HeadInputs<T>>& heads, const ScoreParams<T>& params,
+               const AttentionConfig<T>& cfg) {
+  try {
+    for (const auto& h : heads) {
+      const ScoreShape shape = qkscope::detail::check_inputs(*h.Q, *h.K, *h.V);
+      double scale = 1;
+      visit_score(cfg.score, [&](auto f) {
+        decltype(f)::validate(shape, params);
+        scale = cfg.scale.value_or(decltype(f)::default_scale(shape));
+      });
+      if (!qkscope::detail::logits_fold_safe(cfg.score, *h.Q, *h.K, params, scale, cfg.temperature, cfg.bias,
+                                             shape.L_q, shape.L_k))
+        return false;
+    }
+  } catch (const std::invalid_argument&) {
+    return true;
+  }
+  return true;
+}
+
+template <class M>
+bool finite(const M& m) {
+  return m.array().isFinite().all();
+}
+
+}  // namespace detail
+
 /// Tiled forward of B*H heads sharing params and cfg. Returns one TiledResult per head,
 /// in the order given. Work is split over (head, query tile) items on opt.threads threads
 /// (0 = all cores); the results are bitwise identical for any thread count.
@@ -168,7 +203,7 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
                                                     const AttentionConfig<T>& cfg,
                                                     const TiledOptions& opt = {}) {
   std::vector<TiledResult<T>> r(heads.size());
-  if (!tiled_supported(cfg)) {
+  auto core_forward = [&] {
     detail::check_options(opt);
     for (std::size_t n = 0; n < heads.size(); ++n) {
       auto full = qkscope::attention_forward(*heads[n].Q, *heads[n].K, *heads[n].V, params, cfg);
@@ -178,15 +213,23 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
       r[n].fallback = true;
     }
     return r;
-  }
-  const auto [scale, mask] = detail::prepare(heads, params, cfg, opt);
+  };
+  if (!tiled_supported(cfg) || !detail::fold_safe(heads, params, cfg)) return core_forward();
+  // Not a structured binding: clang 14 cannot capture those in the lambdas below.
+  const auto prepared = detail::prepare(heads, params, cfg, opt);
+  const double scale = prepared.first;
+  const MaskFn mask = prepared.second;
   const detail::TileMods<T> mods(mask, scale, cfg.temperature, cfg.bias);
   std::vector<const Mat<T>*> V;
   for (const auto& h : heads) V.push_back(h.V);
   detail::with_scorers(heads, params, cfg.score, [&](const auto& sc, auto&&) {
     detail::flash_forward(sc, mods, V, mask.L_q, opt, r);
   });
-  for (auto& x : r) x.scale = scale;
+  for (auto& x : r) {
+    x.scale = scale;
+    // Safety net behind fold_safe: never return NaN where the core has an answer or an error.
+    if (!detail::finite(x.output) || x.logsumexp.array().isNaN().any()) return core_forward();
+  }
   return r;
 }
 
@@ -210,7 +253,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
   qkscope::detail::require(fwd.size() == heads.size() && dO.size() == heads.size(),
                            "tiled: fwd and grad_output need one entry per head");
   std::vector<AttentionGrads<T>> out(heads.size());
-  if (!tiled_supported(cfg)) {
+  auto core_backward = [&] {
     check_options(opt);
     for (std::size_t n = 0; n < heads.size(); ++n) {
       const auto& h = heads[n];
@@ -218,8 +261,12 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
       out[n] = qkscope::attention_backward(*h.Q, *h.K, *h.V, params, cfg, full, *dO[n]);
     }
     return out;
-  }
-  const auto [scale, mask] = prepare(heads, params, cfg, opt);
+  };
+  if (!tiled_supported(cfg) || !fold_safe(heads, params, cfg)) return core_backward();
+  // Not a structured binding: clang 14 cannot capture those in the lambdas below.
+  const auto prepared = prepare(heads, params, cfg, opt);
+  const double scale = prepared.first;
+  const MaskFn mask = prepared.second;
   std::vector<const Mat<T>*> V;
   for (std::size_t n = 0; n < heads.size(); ++n) {
     const Eigen::Index d_v = heads[n].V->cols();
@@ -240,6 +287,12 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
       finish(n, g[n], out[n]);
     }
   });
+  // An overflow in dP = dO V^T or through 1 / tau: the core rescales, or names the gradient.
+  for (const auto& g : out)
+    if (!finite(g.dQ) || !finite(g.dK) || !finite(g.dV) || !std::isfinite(g.dtemperature) ||
+        !finite(g.dparams.W) || !finite(g.dparams.W_q) || !finite(g.dparams.W_k) || !finite(g.dparams.v) ||
+        !finite(g.dparams.b) || !finite(g.dparams.w) || !finite(g.drelative) || !finite(g.ddense))
+      return core_backward();
   return out;
 }
 
