@@ -226,3 +226,33 @@ test('phone width: no sideways scroll; screenshots at 390 px', async () => {
     await close();
   }
 });
+
+test('hostile pasted Q, K, V (markup, huge numbers, deep JSON, a megabyte) are rejected as text, never markup', async () => {
+  const { page, problems, close } = await env.open('#ch2');
+  try {
+    const fig = page.locator(GRID);
+    await fig.locator('[data-testid="c2-inputs"] > summary').click();
+    await fig.locator('[data-testid="c2-paste"] > summary').click();
+    const text = fig.locator('[data-testid="c2-paste-text"]');
+    const error = fig.locator('[data-testid="c2-paste-error"]');
+    const cases = [
+      ['Q\n<img src=x onerror=alert(1)>, 1\n\nK\n1, 0', /is not a number/],
+      ['{"Q": [[1e39, 0]], "K": [[1, 0]]}', /is outside/],
+      ['{"Q": [[1, 0]], "K": [[1, 0]], "V": [[1e308]]}', /is outside/],
+      ['['.repeat(9000) + ']'.repeat(9000), /not valid JSON|must be an object/],
+      ['1, '.repeat(400000) + '1', /at most/],
+    ];
+    for (const [pasted, pattern] of cases) {
+      await text.fill('');
+      await text.fill(pasted);
+      await fig.locator('[data-testid="c2-paste-apply"]').click();
+      await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid="c2-paste-error"]')?.textContent ?? ''), pattern.source);
+      const message = await error.textContent();
+      assert.ok(message.length < 400, `the message quotes at most a short prefix (${message.length} chars)`);
+      await noInjectedMarkup(page);
+    }
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});

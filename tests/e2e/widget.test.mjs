@@ -208,3 +208,34 @@ test('dark colour scheme applies the dark custom properties', async () => {
   assert.equal(bg, 'rgb(13, 17, 23)');
   await finish();
 });
+
+test('hostile attributes (markup, megabyte strings, deep JSON, huge numbers) are rejected or clamped, never markup', async () => {
+  const { page, finish } = await open();
+  const evil = '<img src=x onerror="window.__pwned=1">';
+  const cases = [
+    ['q', evil], ['score', evil], ['lang', evil], ['controls', evil], ['view', evil], ['mask', evil],
+    ['q', 'x'.repeat(1 << 20)], ['q', '['.repeat(50000) + ']'.repeat(50000)], ['q', '[[1e39, 1]]'],
+    ['q', `[[${'1,'.repeat(5000)}1]]`], ['temperature', '1e39'], ['temperature', 'Infinity'], ['lq', '1e99'], ['d', '99999999'], ['seed', '-5'],
+  ];
+  for (const [name, value] of cases) {
+    const before = await page.evaluate(() => window.__events.length);
+    await page.evaluate(([n, v]) => document.getElementById('bad').setAttribute(n, v), [name, value]);
+    await page.waitForFunction((b) => window.__events.length > b, before, { timeout: 10000 });
+    const state = await page.evaluate(() => {
+      const root = document.getElementById('bad').shadowRoot;
+      return {
+        markup: document.querySelectorAll('img, iframe, [onerror]').length + root.querySelectorAll('img, iframe, [onerror]').length,
+        pwned: window.__pwned ?? null,
+        status: root.querySelector('[role=status]').textContent,
+      };
+    });
+    assert.equal(state.markup, 0, `${name}: no element created from the attribute`);
+    assert.equal(state.pwned, null);
+    assert.ok(state.status.length < 400, `${name}: the message echoes at most a short prefix (${state.status.length} chars)`);
+    const w = (await lastEvent(page, 'bad')).weights;
+    assert.ok(w.flat().every(Number.isFinite), `${name}: finite weights after the fallback`);
+  }
+  const text = await page.evaluate(() => document.getElementById('bad').shadowRoot.querySelector('[role=status]').textContent);
+  assert.match(text, /is not valid/);
+  await finish();
+});

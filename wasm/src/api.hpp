@@ -216,7 +216,18 @@ Parsed parse_options(const val& opts) {
   if (missing) {
     // Hidden size: explicit, else from the given additive parameters, else d_k.
     Eigen::Index d_h = shape.d_k;
-    if (hidden) d_h = *hidden;
+    if (hidden) {
+      // A given additive parameter fixes d_h: a different `hidden` must be blamed on the two
+      // of them, not on the default W_q the caller never passed.
+      const std::pair<const char*, Eigen::Index> implied[] = {
+          {"params.v (length)", p.params.v.size()}, {"params.W_q (rows)", p.params.W_q.rows()},
+          {"params.W_k (rows)", p.params.W_k.rows()}, {"params.b (length)", p.params.b.size()}};
+      for (const auto& [what, n] : implied)
+        if (n && n != *hidden && p.score == "additive")
+          fail("hidden = " + std::to_string(*hidden) + " disagrees with " + what + " = " +
+               std::to_string(n) + " (the hidden size d_h of the additive score)");
+      d_h = *hidden;
+    }
     else if (p.params.v.size()) d_h = p.params.v.size();
     else if (p.params.W_q.rows()) d_h = p.params.W_q.rows();
     else if (p.params.W_k.rows()) d_h = p.params.W_k.rows();
@@ -275,7 +286,13 @@ Parsed parse_options(const val& opts) {
   // Score modifiers (bias/bias.hpp); the core validates their values.
   if (const val c = opts["softcap"]; !absent(c)) cfg.bias.softcap = number(c, "softcap");
   if (const val a = opts["alibiSlope"]; !absent(a)) cfg.bias.alibi_slope = number(a, "alibiSlope");
-  if (const val r = opts["relativeBias"]; !absent(r)) cfg.bias.relative = to_vector(r, "relativeBias");
+  if (const val r = opts["relativeBias"]; !absent(r)) {
+    cfg.bias.relative = to_vector(r, "relativeBias");
+    // The core reads an empty table as "no relative bias"; a caller who passes [] meant one.
+    if (cfg.bias.relative.size() % 2 == 0)
+      fail("relativeBias must have odd length 2R+1 (R >= 0), got length " +
+           std::to_string(cfg.bias.relative.size()));
+  }
   return p;
 }
 

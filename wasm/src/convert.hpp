@@ -156,6 +156,12 @@ void read_array(const val& arr, std::size_t n, Entries what, float* out, Where&&
   if (n == 0) return;
   is_array = is_array || arr.isArray();
   const bool typed = !is_array && is_typed_array(arr);
+  // BigInt64Array / BigUint64Array hold BigInts: Float32Array.set would throw a TypeError
+  // that names nothing.
+  if (typed && arr["BYTES_PER_ELEMENT"].isNumber() && arr["BYTES_PER_ELEMENT"].as<int>() == 8 &&
+      arr[0].typeOf().as<std::string>() == "bigint")
+    fail(where(0) + ": a BigInt typed array is not accepted; pass a Float32Array, a Float64Array or "
+                    "an array of numbers");
   // Plain arrays: one bulk type check; typed arrays hold numbers by construction.
   bool all_valid = typed || every.call<bool>("call", arr, is_finite);
   if (!all_valid && is_array) {

@@ -4,6 +4,9 @@
  */
 import type { ConfigProblem, WidgetLang } from './config';
 
+/** A rejected attribute value as echoed in the message: at most 60 characters (an attribute may hold megabytes). */
+const shown = (s: string): string => (s.length > 60 ? `${s.slice(0, 59)}…` : s);
+
 export interface WidgetStrings {
   label: string;
   score: string;
@@ -63,7 +66,7 @@ export const STRINGS: Record<WidgetLang, WidgetStrings> = {
     computeFailed: 'Could not compute attention: ',
     cell: (m, i, j, value) => `${m} row ${i}, column ${j}: ${value}`,
     grid: (m, rows, cols) => `${m}, ${rows} × ${cols}`,
-    problem: (p) => `${p.attribute}="${p.given}" is not valid (${reasonEn[p.reason]} ${p.expected}); using ${p.used}.`,
+    problem: (p) => `${p.attribute}="${shown(p.given)}" is not valid (${reasonEn[p.reason]} ${p.expected}); using ${p.used}.`,
   },
   zh: {
     label: '注意力权重',
@@ -85,6 +88,6 @@ export const STRINGS: Record<WidgetLang, WidgetStrings> = {
     computeFailed: '无法计算注意力：',
     cell: (m, i, j, value) => `${m} 第 ${i} 行第 ${j} 列：${value}`,
     grid: (m, rows, cols) => `${m}，${rows} × ${cols}`,
-    problem: (p) => `${p.attribute}="${p.given}" 无效（${reasonZh[p.reason]} ${p.expected}）；改用 ${p.used}。`,
+    problem: (p) => `${p.attribute}="${shown(p.given)}" 无效（${reasonZh[p.reason]} ${p.expected}）；改用 ${p.used}。`,
   },
 };
