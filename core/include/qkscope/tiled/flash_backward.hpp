@@ -27,7 +27,7 @@ struct FlashGrads {
 template <class T>
 struct BackwardScratch {
   Vec<T> s, x, p, dx, tmp;  // (bq * bk) storage of S, logits, P, dP / dx; one row
-  Mat<T> dQt, dKt, dVt;
+  Mat<T> dQt, dKt, dVt, Qt;  // Qt: the query tile scaled as in the forward
   Vec<T> extra;
   std::vector<double> rows;  // per query row: sum P dP logP, sum P logP, sum P dP, sum P
   void reserve(Eigen::Index n) {
@@ -49,9 +49,22 @@ bool tile_grad(const Scorer& sc, const TileMods<T>& mods, const Mat<T>& V, const
   w.reserve(bq * bk);
   Eigen::Map<Mat<T>> S(w.s.data(), bq, bk), X(w.x.data(), bq, bk), P(w.p.data(), bq, bk),
       dX(w.dx.data(), bq, bk);
-  sc.scores(i0, bq, j0, bk, S);
-  X = S;
-  if (!mods.plain() || mods.scale * mods.inv_tau != T(1)) mods.logits(X, i0, j0);
+  // The logits exactly as the forward formed them (flash.hpp folds scale / tau into the
+  // query tile): recomputed another way, x - lse is off by ulp(x), and P = exp(x - lse) by
+  // 2e-4 relative at |x| ~ 3000 (tau = 1e-3), which the fuzzer caught in dV.
+  bool prescaled = false;
+  if constexpr (QueryScalable<Scorer, T>) {
+    if (mods.plain()) {
+      sc.scale_queries(i0, bq, mods.scale * mods.inv_tau, w.Qt);
+      sc.scores_from(w.Qt, j0, bk, X);
+      prescaled = true;
+    }
+  }
+  if (!prescaled) {
+    sc.scores(i0, bq, j0, bk, S);  // raw scores: the softcap backward needs them
+    X = S;
+    if (!mods.plain() || mods.scale * mods.inv_tau != T(1)) mods.logits(X, i0, j0);
+  }
   for (Eigen::Index r = 0; r < bq; ++r) {
     const Eigen::Index i = i0 + r;
     const auto [lo, hi] = block_range(mask, i, j0, bk);
