@@ -269,3 +269,19 @@ TEST_CASE("cosine: never above 1, exact ties of parallel keys go to the lowest i
     CHECK(g.dQ.isZero(0));
   }
 }
+
+TEST_CASE("tiled backward recomputes the forward's logits exactly: one key at tau = 1e-3 gives dV = dO",
+          "[faults][reliability][tiled]") {
+  // A fuzzer finding: the forward folds scale / tau into the query tile, the backward
+  // multiplied the raw scores instead; at |x| ~ 3000 the two roundings differ by ulp(x) and
+  // P = exp(x - lse) came out 1.00024 instead of 1.
+  detail::Rng rng(31);
+  auto c = config<float>("scaled_dot", 1e-3);
+  for (int n = 0; n < 50; ++n) {
+    const Matrix Q = m1({{3 * rng.normal()}}), K = m1({{rng.normal()}}), V = m1({{1}}), dO = m1({{1}});
+    const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, one_thread());
+    const auto g = tiled::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
+    INFO("q " << Q(0, 0) << ", k " << K(0, 0));
+    CHECK(g.dV(0, 0) == 1.0f);
+  }
+}
