@@ -1,9 +1,9 @@
 // qkscope_bench — measure peak memory, validate, then time the tiled attention kernels
 // (core/include/qkscope/tiled/) against this machine's single-core Eigen GEMM (timed
 // interleaved with the kernel, in the same process, so load hits both alike) and the
-// naive core path. Validation uses the test suite's one tolerance rule
-// (tests/core/support/compare.hpp): max|fast - ref64| <= 2 max|naive32 - ref64| +
-// 1e-6 (1 + max|ref64|), on a query slice of head 0.
+// naive core path. Validation uses the one tolerance rule (core/reference/tolerance.hpp):
+// max|fast - ref64| <= 2 max|naive32 - ref64| + 1e-6 (1 + max|ref64|), on a query slice of
+// head 0. Presets: native/bench/presets.hpp (shared with the CUDA bench).
 //   qkscope_bench [--preset bert-base|gpt2|llama-7b|additive|long] [--score S] [--backward]
 //                 [--threads N] [--batch B] [--heads H] [--len L] [--dim D] [--dh D_H]
 //                 [--causal 0|1] [--repeats R] [--block-q N] [--block-k N] [--naive 0|1]
@@ -25,11 +25,12 @@
 #include <thread>
 #include <vector>
 
+#include "presets.hpp"
 #include "progress.hpp"
 #include "qkscope/qkscope.hpp"
 #include "qkscope/tiled/attention.hpp"
 #include "reference/reference.hpp"
-#include "support/compare.hpp"
+#include "reference/tolerance.hpp"
 
 using namespace qkscope;
 using Clock = std::chrono::steady_clock;
@@ -45,8 +46,8 @@ struct Config {
   std::string json, csv, dump;  // dump: head 0's Q, K, V, O as raw float32 (peers.py validates peers)
 };
 
-const char* const kUsage =
-    "usage: qkscope_bench [--preset bert-base|gpt2|llama-7b|additive|long] [--score S] [--backward]\n"
+const std::string kUsage =
+    "usage: qkscope_bench [--preset " + qkbench::preset_names() + "] [--score S] [--backward]\n"
     "                     [--threads N (0 = all cores)] [--batch B] [--heads H] [--len L] [--dim D]\n"
     "                     [--dh D_H] [--causal 0|1] [--repeats R] [--block-q N] [--block-k N]\n"
     "                     [--naive 0|1] [--mem-budget MB] [--json FILE] [--csv FILE] [--progress]\n"
@@ -79,13 +80,17 @@ Config parse(int argc, char** argv) {
     if (a == "--preset") c.preset = argv[++i];
     else opt.push_back({a, argv[++i]});
   }
-  if (c.preset == "bert-base") { c.heads = 12; c.len = 512; c.dim = 64; }
-  else if (c.preset == "gpt2") { c.heads = 12; c.len = 1024; c.dim = 64; c.causal = true; }
-  else if (c.preset == "llama-7b") { c.heads = 32; c.len = 4096; c.dim = 128; c.causal = true; }
-  else if (c.preset == "additive") { c.heads = 1; c.len = 512; c.dim = 512; c.d_h = 512; c.score = "additive"; }
-  else if (c.preset == "long") {  // issue #4: L = 16384 forward + backward in < 200 MB
-    c.heads = 1; c.len = 16384; c.dim = 64; c.backward = true; c.repeats = 1; c.mem_budget_mb = 200;
-  } else die("unknown preset '" + c.preset + "' (known: bert-base, gpt2, llama-7b, additive, long)");
+  const qkbench::Preset* p = qkbench::find_preset(c.preset);
+  if (!p) die("unknown preset '" + c.preset + "' (known: " + qkbench::preset_names(", ") + ")");
+  c.score = p->score;
+  c.heads = p->heads;
+  c.len = p->len;
+  c.dim = p->dim;
+  c.d_h = p->d_h;
+  c.causal = p->causal;
+  c.backward = c.backward || p->backward;
+  if (p->repeats) c.repeats = p->repeats;
+  c.mem_budget_mb = p->mem_budget_mb;
   for (const auto& [k, v] : opt) {
     if (k == "--score") c.score = v;
     else if (k == "--json") c.json = v;
@@ -249,7 +254,7 @@ int main(int argc, char** argv) try {
   cfg64.mask.causal = c.causal;
   const auto ref = reference::attention<double>(Qv.cast<double>(), Ks[0].cast<double>(), Vs[0].cast<double>(), p64, cfg64);
   const auto naive = reference::attention<float>(Qv, Ks[0], Vs[0], p32, cfg);
-  const auto rep = qktest::compare("output", Matrix(outs[0].output.topRows(n_val)), naive.output, ref.output);
+  const auto rep = reference::compare("output", Matrix(outs[0].output.topRows(n_val)), naive.output, ref.output);
   std::cout << "validated: max_abs=" << rep.max_abs << " (tol " << rep.tol << ", naive f32 err "
             << rep.naive_err << ", first " << n_val << " queries of head 0)" << (rep.ok ? "" : "  FAILED") << "\n";
   if (!rep.ok) { std::cerr << rep.text << "\n"; return 1; }
@@ -263,7 +268,7 @@ int main(int argc, char** argv) try {
     const auto gt = tiled::attention_backward<float>(Qv, Kv, Vv, p32, cfg, ft, G, opt);
     for (auto [name, fast, nv, rf] : {std::tuple{"dQ", &gt.dQ, &g32.dQ, &g64.dQ}, {"dK", &gt.dK, &g32.dK, &g64.dK},
                                       {"dV", &gt.dV, &g32.dV, &g64.dV}}) {
-      const auto r = qktest::compare(name, *fast, *nv, *rf);
+      const auto r = reference::compare(name, *fast, *nv, *rf);
       std::cout << "validated backward " << name << ": max_abs=" << r.max_abs << " (tol " << r.tol
                 << ", slice problem of " << n_val << " queries)" << (r.ok ? "" : "  FAILED") << "\n";
       if (!r.ok) { std::cerr << r.text << "\n"; return 1; }

@@ -2,16 +2,17 @@
 // preset, next to an unfused cuBLAS matmul-softmax-matmul baseline (fp32 and fp16).
 // Validation first (llm.c's habit): rows of the first and last head — the first and the last
 // `--check-rows`/2 queries, so both ends of a causal mask — against the CPU double reference
-// (core/reference), with the test suite's rule (tests/core/support/compare.hpp): at most 2x
+// (core/reference), with the one tolerance rule (core/reference/tolerance.hpp): at most 2x
 // the error of naive float32 math (naive half-precision math for fp16/bf16 versions) + floor.
 // Timing: warm median of `--repeats` launches between CUDA events; inputs are uploaded and
 // preprocessed once (cuda::ForwardPlan), so only the attention kernels are timed.
-//   qkscope_cuda_bench [--preset bert-base|gpt2|llama-7b|additive] [--versions 1,2,3,4,5]
+//   qkscope_cuda_bench [--preset bert-base|gpt2|llama-7b|additive|long] [--versions 1,2,3,4,5]
 //                      [--precision fp16|bf16] [--repeats R] [--backward] [--no-baseline]
 //                      [--heads H] [--len L] [--dim D] [--check-rows N] [--csv FILE] [--interpret]
 // --interpret runs the validation on the kernels' CPU interpreter (no GPU, no timing).
-// Presets (B = 1): bert-base H 12, L 512, d 64; gpt2 H 12, L 1024, d 64, causal;
-// llama-7b H 32, L 4096, d 128, causal; additive H 1, L 512, d = d_h = d_v = 512.
+// Presets: native/bench/presets.hpp, shared with the CPU bench (bert-base H 12, L 512, d 64;
+// gpt2 H 12, L 1024, d 64, causal; llama-7b H 32, L 4096, d 128, causal; additive H 1, L 512,
+// d = d_h = d_v = 512; long H 1, L 16384, d 64, with the backward). B = 1.
 // FLOPs: 4 d per visible (query, key) pair (causal: L(L+1)/2 pairs), additive 3 d_h + 2 d_v
 // per pair (tanh counted as one); the cuBLAS baseline is credited with the same useful FLOPs.
 #include <cuda_runtime.h>
@@ -26,10 +27,11 @@
 #include <vector>
 
 #include "bench_baseline.hpp"
+#include "presets.hpp"
 #include "qkscope/qkscope.hpp"
 #include "qkscope_cuda.hpp"
 #include "reference/reference.hpp"
-#include "support/compare.hpp"
+#include "reference/tolerance.hpp"
 
 using namespace qkscope;
 
@@ -69,7 +71,7 @@ Config parse(int argc, char** argv) {
     if (a == "--no-baseline") { c.baseline = false; continue; }
     if (a == "--interpret") { c.interpret = true; c.baseline = false; continue; }
     if (a == "--help" || a == "-h") {
-      std::cout << "usage: qkscope_cuda_bench [--preset bert-base|gpt2|llama-7b|additive] [--versions 1,2,3,4,5] "
+      std::cout << "usage: qkscope_cuda_bench [--preset " << qkbench::preset_names() << "] [--versions 1,2,3,4,5] "
                    "[--precision fp16|bf16] [--repeats R] [--backward] [--no-baseline] [--heads H] [--len L] "
                    "[--dim D] [--check-rows N] [--csv FILE] [--interpret]\n"
                    "  --interpret: validate on the CPU interpreter of the kernels, no timing (small sizes only)\n";
@@ -79,11 +81,17 @@ Config parse(int argc, char** argv) {
     opt[a] = argv[++i];
   }
   if (opt.count("--preset")) c.preset = opt["--preset"];
-  if (c.preset == "bert-base") { c.heads = 12; c.len = 512; c.dim = 64; }
-  else if (c.preset == "gpt2") { c.heads = 12; c.len = 1024; c.dim = 64; c.causal = true; }
-  else if (c.preset == "llama-7b") { c.heads = 32; c.len = 4096; c.dim = 128; c.causal = true; }
-  else if (c.preset == "additive") { c.heads = 1; c.len = 512; c.dim = 512; c.d_h = 512; c.score = "additive"; c.check_rows = 4; }
-  else die("unknown preset '" + c.preset + "' (known: bert-base, gpt2, llama-7b, additive)");
+  const qkbench::Preset* p = qkbench::find_preset(c.preset);
+  if (!p) die("unknown preset '" + c.preset + "' (known: " + qkbench::preset_names(", ") + ")");
+  c.score = p->score;
+  c.heads = p->heads;
+  c.len = p->len;
+  c.dim = p->dim;
+  c.d_h = p->d_h;
+  c.causal = p->causal;
+  c.backward = c.backward || p->backward;
+  if (p->repeats) c.repeats = p->repeats;
+  if (c.score == "additive") c.check_rows = 4;  // its plain-loop reference costs d_h (d_q + d_k) per pair
   for (const auto& [k, v] : opt) {
     if (k == "--preset") continue;
     else if (k == "--heads") c.heads = to_int(k, v);
@@ -156,7 +164,7 @@ Validation validate(const Config& c, const Matrix& Q, const Matrix& K, const Mat
       else if (prec == cuda::Precision::fp16) naive = naive_lp<Eigen::half>(Qs, Kh, Vh, p32, s32);
       else naive = naive_lp<Eigen::bfloat16>(Qs, Kh, Vh, p32, s32);
       const Matrix fast = out.middleRows(h * L + r0, n);
-      const auto rep = qktest::compare("output", fast, naive, ref.output);
+      const auto rep = reference::compare("output", fast, naive, ref.output);
       if (v.tol == 0 || rep.max_abs / rep.tol > v.max_abs / v.tol) {  // report the tightest slice
         v.max_abs = rep.max_abs;
         v.tol = rep.tol;
@@ -257,7 +265,7 @@ int main(int argc, char** argv) try {
       const auto gc = cuda::attention_backward(Qs, Ks, Vs, p32, cfg, fc, Gs, o1);
       for (auto [name, fast, nv, rf] : {std::tuple{"dQ", &gc.dQ, &g32.dQ, &g64.dQ}, {"dK", &gc.dK, &g32.dK, &g64.dK},
                                         {"dV", &gc.dV, &g32.dV, &g64.dV}}) {
-        const auto rep = qktest::compare(name, *fast, *nv, *rf);
+        const auto rep = reference::compare(name, *fast, *nv, *rf);
         if (row.val.tol == 0 || rep.max_abs / rep.tol > row.val.max_abs / row.val.tol) {
           row.val.max_abs = rep.max_abs;
           row.val.tol = rep.tol;

@@ -6,7 +6,7 @@
 #   1. build Release for sm_90a (qkscope_cuda_tests, then qkscope_cuda_bench), ptxas -v usage
 #   2. SASS: tensor-core (HMMA), cp.async (LDGSTS) and ldmatrix (LDSM) instructions per kernel
 #   3. qkscope_cuda_tests "[gpu]": every version, score, mask, bias, GQA and the backward
-#      against the CPU double reference (2x-of-naive-float32 rule, tests/core/support/compare.hpp)
+#      against the CPU double reference (2x-of-naive-float32 rule, core/reference/tolerance.hpp)
 #   4. compute-sanitizer memcheck and racecheck on one call of each version
 #   5. qkscope_cuda_bench: BERT-base, GPT-2, Llama-7B, additive: validate, then time (CUDA events,
 #      warm medians) next to a cuBLAS matmul-softmax-matmul baseline in fp32 and fp16

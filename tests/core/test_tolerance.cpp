@@ -1,0 +1,51 @@
+// The one tolerance rule (core/reference/tolerance.hpp) and its Catch2 matcher
+// (support/compare.hpp): the bar is 2x the naive error plus a floor, -inf must match -inf,
+// NaN never passes, and the report names the first mismatching (i, j).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "reference/tolerance.hpp"
+#include "support/compare.hpp"
+
+using qkscope::MatrixD;
+using qkscope::reference::compare;
+
+namespace {
+MatrixD m2x2(double a, double b, double c, double d) { return (MatrixD(2, 2) << a, b, c, d).finished(); }
+}  // namespace
+
+TEST_CASE("tolerance rule: at most twice the naive error plus a floor", "[tolerance]") {
+  const MatrixD ref = m2x2(1, 2, 3, 4);
+  const MatrixD naive = m2x2(1, 2, 3, 4.001);  // naive error 1e-3: bar 2e-3 + 5e-6
+  const auto pass = compare("x", m2x2(1, 2, 3, 4.002), naive, ref);
+  CHECK(pass.ok);
+  CHECK(pass.tol == Approx(2e-3 + 1e-6 * 5));
+  CHECK(pass.max_abs == Approx(2e-3));
+  const auto fail = compare("x", m2x2(1, 2.0021, 3, 4), naive, ref);
+  CHECK_FALSE(fail.ok);
+  CHECK(fail.first_i == 0);
+  CHECK(fail.first_j == 1);
+  CHECK_THAT(fail.text, Catch::Contains("first mismatch at (0, 1)"));
+  // With an exact naive result only the floor remains.
+  CHECK_FALSE(compare("x", m2x2(1, 2, 3, 4.0001), ref, ref).ok);
+  CHECK(compare("x", m2x2(1, 2, 3, 4.000001), ref, ref).ok);
+}
+
+TEST_CASE("tolerance rule: -inf must match exactly, NaN and shape mismatches never pass", "[tolerance]") {
+  const double ninf = -std::numeric_limits<double>::infinity();
+  const MatrixD ref = m2x2(1, ninf, 3, 4);
+  CHECK(compare("x", ref, ref, ref).ok);
+  CHECK_FALSE(compare("x", m2x2(1, -1e30, 3, 4), ref, ref).ok);
+  CHECK_FALSE(compare("x", m2x2(1, ninf, std::nan(""), 4), ref, ref).ok);
+  CHECK_FALSE(compare("x", MatrixD::Zero(2, 3), ref, ref).ok);
+}
+
+TEST_CASE("the Catch2 matcher applies the same rule to float paths", "[tolerance]") {
+  const MatrixD ref = m2x2(1, 2, 3, 4);
+  const qkscope::Matrix fast = ref.cast<float>();
+  CHECK_THAT(fast, qktest::MatchesReference("x", fast, ref));
+  const qkscope::Matrix off = (ref.array() + 0.01).matrix().cast<float>();
+  CHECK_FALSE(qktest::MatchesReference("x", fast, ref).match(off));
+}
