@@ -14,8 +14,18 @@
  * - Results hold copies (Float32Array), never views into WebAssembly memory.
  */
 
-/** Identifier of a scoring function, from the core's registry (see `QkScope.scoreFunctions`). */
-export type ScoreName = 'dot' | 'scaled_dot' | 'cosine' | 'bilinear' | 'additive' | 'linear_concat';
+/**
+ * Identifier of a scoring function, from the core's registry (see `QkScope.scoreFunctions`).
+ * Kept equal to what the module reports by tests/wasm/registry.test.mjs.
+ */
+export type ScoreName =
+  | 'dot'
+  | 'scaled_dot'
+  | 'cosine'
+  | 'bilinear'
+  | 'additive'
+  | 'linear_concat'
+  | 'neg_sq_euclidean';
 
 /** Row-major float32 matrix. `data.length === rows * cols`. */
 export interface Matrix {
@@ -60,8 +70,28 @@ export interface ScoreInfo {
 /** Where the causal diagonal sits when L_q != L_k (cuDNN / FlashAttention 2.1 terminology). */
 export type CausalAlignment = 'top_left' | 'bottom_right';
 
-/** Normalizer turning a row of logits into weights. */
+/**
+ * Normalizer turning a row of logits into weights, from the core's registry (see
+ * `QkScope.normalizers`). Kept equal to what the module reports by tests/wasm/registry.test.mjs.
+ */
 export type NormalizerName = 'softmax' | 'hard' | 'gumbel_softmax' | 'sparsemax' | 'topk_softmax';
+
+/** The `ForwardOptions` keys that normalizers read (each normalizer's own options). */
+export type NormalizerOptionName = 'seed' | 'hard' | 'topK';
+
+/** One option of a normalizer (from the C++ registry), e.g. topK of 'topk_softmax'. */
+export interface NormalizerOptionInfo {
+  /** Its key in `ForwardOptions`. */
+  name: NormalizerOptionName;
+  kind: 'boolean' | 'integer' | 'number';
+  /** Value used when the key is omitted. */
+  default: boolean | number;
+  /** Allowed range (numbers only). */
+  min?: number;
+  max?: number;
+  /** One line saying what it does. */
+  doc: string;
+}
 
 /** Static description of a normalizer (from the C++ registry). */
 export interface NormalizerInfo {
@@ -72,6 +102,8 @@ export interface NormalizerInfo {
   tex: string;
   /** True when it needs temperature > 0 (all but 'hard', which ignores the temperature). */
   soft: boolean;
+  /** The options it reads ([] for none), e.g. [{name: 'topK', kind: 'integer', default: 1, min: 1, ...}]. */
+  options: NormalizerOptionInfo[];
 }
 
 /** Options of `forward` / `backward`. Unknown keys throw (catches typos such as 'temprature'). */

@@ -74,7 +74,7 @@ inline bool allowed(const MaskSpec& m, Eigen::Index L_q, Eigen::Index L_k, Eigen
 
 /// p over the entries with finite z: the normalizer's definition, spelled out.
 template <class T>
-std::vector<T> normalize(const std::string& name, std::vector<T> z, T tau, const norm::NormOptions& o,
+std::vector<T> normalize(const std::string& name, std::vector<T> z, T tau, const NormalizerOptions& o,
                          const T* noise) {
   const std::size_t n = z.size();
   const T ninf = -std::numeric_limits<T>::infinity();
@@ -101,12 +101,12 @@ std::vector<T> normalize(const std::string& name, std::vector<T> z, T tau, const
     p[argmax(z)] = 1;
   } else if (name == "gumbel_softmax") {
     for (auto j : valid) z[j] += noise[j];
-    if (o.hard) p[argmax(z)] = 1;
+    if (o.get<norm::GumbelSoftmax>().hard) p[argmax(z)] = 1;
     else softmax_on(z, valid);
   } else if (name == "topk_softmax") {
     std::vector<std::size_t> chosen;
     std::vector<char> taken(n, 0);
-    const std::size_t k = std::min<std::size_t>(valid.size(), std::size_t(o.top_k));
+    const std::size_t k = std::min<std::size_t>(valid.size(), std::size_t(o.get<norm::TopKSoftmax>().top_k));
     for (std::size_t t = 0; t < k; ++t) {  // repeated selection: lowest index wins ties
       std::size_t best = n;
       for (auto j : valid) if (!taken[j] && (best == n || z[j] > z[best])) best = j;
@@ -149,7 +149,7 @@ Result<T> attention(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V, const Sco
   const Eigen::Index offset = cfg.mask.alignment == CausalAlignment::bottom_right ? L_k - L_q : 0;
   Mat<T> noise;
   if (cfg.normalizer == "gumbel_softmax") {
-    detail::Rng rng(cfg.norm_options.seed);
+    detail::Rng rng(cfg.norm_options.template get<norm::GumbelSoftmax>().seed);
     noise.resize(L_q, L_k);
     for (Eigen::Index i = 0; i < L_q; ++i)
       for (Eigen::Index j = 0; j < L_k; ++j) noise(i, j) = T(rng.gumbel());

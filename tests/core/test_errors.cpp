@@ -116,7 +116,7 @@ TEST_CASE("bias arguments: shape, NaN, softcap, a 0/1 matrix passed as bias", "[
 TEST_CASE("top-k needs k >= 1; non-finite scale and overflowing scores are errors, not NaN", "[errors]") {
   Call c;
   c.cfg.normalizer = "topk_softmax";
-  c.cfg.norm_options.top_k = 0;
+  c.cfg.norm_options.get<qkscope::norm::TopKSoftmax>().top_k = 0;
   CHECK_THROWS_WITH(c.run(), Contains("top_k") && Contains("got 0"));
   Call d;
   d.cfg.scale = std::numeric_limits<double>::infinity();

@@ -26,6 +26,7 @@
 
 #include "convert.hpp"
 #include "qkscope/qkscope.hpp"
+#include "registry.hpp"
 
 namespace qkscope::wasm {
 namespace {
@@ -52,11 +53,13 @@ inline std::string js_names(std::string msg) {
       {"X_kv", "keyValue"},
       {"X_q", "query"},
       {"grad_output", "gradOutput"},
-      {"top_k", "topK"},
   };
   for (const auto& [from, to] : kNames)
     for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))
       msg.replace(at, std::strlen(from), to);
+  for (const auto& [from, to] : normalizer_option_renames())  // top_k -> topK
+    for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
+      msg.replace(at, from.size(), to);
   static const std::pair<const char*, const char*> kNumbers[] = {
       {"-nan", "NaN"}, {"nan", "NaN"}, {"-inf", "-Infinity"}, {"inf", "Infinity"}};
   for (const auto& [from, to] : kNumbers) {
@@ -95,36 +98,22 @@ val guarded(const char* fn, F&& body) {
 
 // ---- options -------------------------------------------------------------------------
 
-// In the order of ForwardOptions in wasm/qkscope.d.ts (listed in error messages).
-const char* const kForwardKeys[] = {"query", "key", "value", "score", "params", "seed",
-                                    "hidden", "scale", "temperature", "keyLength", "causal",
-                                    "causalAlignment", "window", "bias", "mask", "normalizer",
-                                    "topK", "hard", "softcap", "alibiSlope", "relativeBias"};
+// In the order of ForwardOptions in wasm/qkscope.d.ts (listed in error messages), with the
+// normalizers' options (from their registry) after "normalizer".
+const std::vector<std::string>& forward_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"query", "key", "value", "score", "params", "seed", "hidden", "scale",
+                                  "temperature", "keyLength", "causal", "causalAlignment", "window", "bias",
+                                  "mask", "normalizer"};
+    for (const auto& o : normalizer_option_keys())
+      if (std::find(k.begin(), k.end(), o) == k.end()) k.push_back(o);
+    for (const char* o : {"softcap", "alibiSlope", "relativeBias"}) k.push_back(o);
+    return k;
+  }();
+  return keys;
+}
 const char* const kParamKeys[] = {"W", "W_q", "W_k", "v", "b", "w"};
 const char* const kWindowKeys[] = {"left", "right"};
-
-/// The registry entry of `name` (throws the core's "unknown scoring function" message).
-ScoreInfo score_info(const std::string& name) {
-  for (const auto& i : score_infos())
-    if (name == i.name) return i;
-  throw_unknown_score(name);
-}
-
-/// Comma-separated registry list -> names.
-std::vector<std::string> split_params(const char* list) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (const char* c = list; *c; ++c) {
-    if (*c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (*c != ' ') {
-      cur += *c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
 
 template <class M>
 M* field(ScoreParams<float>& p, const std::string& key);
@@ -179,7 +168,7 @@ std::uint64_t read_seed(const val& v, const std::string& name) {
 Parsed parse_options(const val& opts) {
   if (!is_object(opts) || opts.isArray())
     fail("options must be an object {query, key, value, ...}, got " + describe(opts));
-  reject_unknown_keys(opts, "options", kForwardKeys);
+  reject_unknown_keys(opts, "options", forward_keys());
   Parsed p;
 
   if (const val s = opts["score"]; !absent(s)) p.score = string(s, "score");
@@ -246,10 +235,7 @@ Parsed parse_options(const val& opts) {
   if (const val s = opts["scale"]; !absent(s)) cfg.scale = number(s, "scale");
   if (const val t = opts["temperature"]; !absent(t)) cfg.temperature = number(t, "temperature");
   if (const val n = opts["normalizer"]; !absent(n)) cfg.normalizer = string(n, "normalizer");
-  if (const val k = opts["topK"]; !absent(k))
-    cfg.norm_options.top_k = int(integer(k, "topK", 1, 2147483647.0));
-  if (const val h = opts["hard"]; !absent(h)) cfg.norm_options.hard = boolean(h, "hard");
-  cfg.norm_options.seed = seed;
+  read_normalizer_options(opts, cfg.norm_options);  // topK, hard, seed, ...: each normalizer's own
 
   MaskSpec& mask = cfg.mask;
   if (const val n = opts["keyLength"]; !absent(n))
@@ -355,41 +341,9 @@ val js_init_params(val score, val d_q, val d_k, val hidden, val seed) {
   });
 }
 
-val js_score_functions() {
-  return guarded("scoreFunctions", [] {
-    val list = val::array();
-    int i = 0;
-    for (const auto& s : score_infos()) {
-      val o = val::object();
-      o.set("name", std::string(s.name));
-      o.set("label", std::string(s.label));
-      o.set("tex", std::string(s.tex));
-      val params = val::array();
-      int k = 0;
-      for (const auto& n : split_params(s.params)) params.set(k++, n);
-      o.set("params", params);
-      o.set("sameDim", s.same_dim);
-      list.set(i++, o);
-    }
-    return list;
-  });
-}
+val js_score_functions() { return guarded("scoreFunctions", [] { return score_functions_to_js(); }); }
 
-val js_normalizers() {
-  return guarded("normalizers", [] {
-    val list = val::array();
-    int i = 0;
-    for (const auto& n : normalizer_infos()) {
-      val o = val::object();
-      o.set("name", std::string(n.name));
-      o.set("label", std::string(n.label));
-      o.set("tex", std::string(n.tex));
-      o.set("soft", n.soft);
-      list.set(i++, o);
-    }
-    return list;
-  });
-}
+val js_normalizers() { return guarded("normalizers", [] { return normalizers_to_js(); }); }
 
 std::string js_version() { return qkscope::version; }
 

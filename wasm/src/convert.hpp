@@ -332,14 +332,15 @@ inline std::vector<std::string> keys_of(const val& obj) {
 }
 
 /// Fails when `obj` has a key outside `known` (catches typos such as 'temprature').
-template <std::size_t N>
-void reject_unknown_keys(const val& obj, const std::string& name, const char* const (&known)[N]) {
+/// `known`: any range of names (an array of const char*, a vector of std::string).
+template <class Known>
+void reject_unknown_keys(const val& obj, const std::string& name, const Known& known) {
   for (const auto& k : keys_of(obj)) {
     bool ok = false;
-    for (const char* kn : known) ok = ok || k == kn;
+    for (const auto& kn : known) ok = ok || k == kn;
     if (!ok) {
       std::string list;
-      for (const char* kn : known) list += (list.empty() ? "" : ", ") + std::string(kn);
+      for (const auto& kn : known) list += (list.empty() ? "" : ", ") + std::string(kn);
       fail(name + ": unknown option '" + k + "' (known: " + list + ")");
     }
   }

@@ -42,7 +42,9 @@ struct AttentionConfig {
   BiasSpec<T> bias;
   /// Normalizer name from Normalizers ("softmax", "hard", ...).
   std::string normalizer = "softmax";
-  norm::NormOptions norm_options;
+  /// Each normalizer's own options; the one named above reads its entry, e.g.
+  /// norm_options.get<norm::TopKSoftmax>().top_k (norm/registry.hpp).
+  NormalizerOptions norm_options;
 };
 
 /// Every intermediate of a forward call.
@@ -163,26 +165,16 @@ void require_gradients_finite(const AttentionGrads<T>& g) {
               ", not representable in this precision");
 }
 
-/// Gumbel noise for the whole (L_q, L_k) grid, row-major from `seed`.
-template <class T>
-Mat<T> gumbel_noise(Eigen::Index L_q, Eigen::Index L_k, std::uint64_t seed) {
-  Rng rng(seed);
-  Mat<T> g(L_q, L_k);
-  for (Eigen::Index i = 0; i < g.size(); ++i) g.data()[i] = T(rng.gumbel());
-  return g;
+/// The normalizer's per-call noise, one (L_q, L_k) draw, when it samples; else empty.
+template <class N, class T>
+Mat<T> noise_of(const typename N::Options& o, Eigen::Index L_q, Eigen::Index L_k) {
+  if constexpr (requires { N::template noise<T>(o, L_q, L_k); }) return N::template noise<T>(o, L_q, L_k);
+  else return {};
 }
 
-template <class T, class N>
-norm::Row<T> row_of(const Mat<T>& z, const Mat<T>& noise, Eigen::Index i, T tau,
-                    const norm::NormOptions& opt) {
-  (void)N{};
+template <class T, class O>
+norm::Row<T, O> row_of(const Mat<T>& z, const Mat<T>& noise, Eigen::Index i, T tau, const O& opt) {
   return {z.row(i).data(), z.cols(), tau, noise.size() ? noise.row(i).data() : nullptr, &opt};
-}
-
-template <class N>
-constexpr bool needs_noise() {
-  if constexpr (requires { N::needs_noise; }) return N::needs_noise;
-  return false;
 }
 
 }  // namespace detail
@@ -250,15 +242,11 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   visit_normalizer(cfg.normalizer, [&](auto n) {
     using N = decltype(n);
     detail::check_temperature_in<T>(cfg.temperature, N::soft, cfg.normalizer);
-    if constexpr (std::is_same_v<N, norm::TopKSoftmax>)
-      detail::require(cfg.norm_options.top_k >= 1,
-                      "top_k must be >= 1, got " + std::to_string(cfg.norm_options.top_k));
-    Mat<T> noise;
-    if constexpr (detail::needs_noise<N>())
-      noise = detail::gumbel_noise<T>(shape.L_q, shape.L_k, cfg.norm_options.seed);
+    const auto& opt = cfg.norm_options.template get<N>();
+    norm::validate_options(N::name, opt);
+    const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
     for (Eigen::Index i = 0; i < shape.L_q; ++i)
-      N::forward(detail::row_of<T, N>(r.masked_scores, noise, i, T(cfg.temperature), cfg.norm_options),
-                 r.weights.row(i).data());
+      N::forward(detail::row_of(r.masked_scores, noise, i, T(cfg.temperature), opt), r.weights.row(i).data());
   });
   r.output = r.weights * V;
 
@@ -322,12 +310,10 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   double dtau = 0;
   visit_normalizer(cfg.normalizer, [&](auto n) {
     using N = decltype(n);
-    Mat<T> noise;
-    if constexpr (detail::needs_noise<N>())
-      noise = detail::gumbel_noise<T>(shape.L_q, shape.L_k, cfg.norm_options.seed);
+    const auto& opt = cfg.norm_options.template get<N>();
+    const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
     for (Eigen::Index i = 0; i < shape.L_q; ++i)
-      dtau += N::backward(detail::row_of<T, N>(fwd.masked_scores, noise, i, T(cfg.temperature),
-                                               cfg.norm_options),
+      dtau += N::backward(detail::row_of(fwd.masked_scores, noise, i, T(cfg.temperature), opt),
                           fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
   });
   if (grad_scale != 1) {

@@ -51,7 +51,7 @@ TEST_CASE("B13: temperature 0 is rejected for soft normalizers; tau -> 0 reaches
   for (const char* name : {"hard", "topk_softmax"}) {
     AttentionConfig<double> h = dot_config<double>();
     h.normalizer = name;
-    h.norm_options.top_k = 1;
+    h.norm_options.get<qkscope::norm::TopKSoftmax>().top_k = 1;
     const auto t = from_scores<double>(tie, Vt, h);
     INFO(name);
     check_exact(t.weights, ex["tie_hard"]);
@@ -92,15 +92,15 @@ TEST_CASE("B14: hard attention ties go to the lowest index (the one-hot sums to 
   // Gradient: logits, tau 1, zero noise, upstream grads e0 and e1. Our noise g is seeded,
   // so each query row holds z - g_i: the perturbed logits are z (to rounding).
   const std::uint64_t seed = 17;
-  const Mat<double> g = qkscope::detail::gumbel_noise<double>(2, 3, seed);
+  const Mat<double> g = qkscope::norm::GumbelSoftmax::noise<double>({seed}, 2, 3);
   const Mat<double> zq = as(in["grad_logits"]).replicate(2, 1) - g;
   const Mat<double> I3 = Mat<double>::Identity(3, 3), dO = as(in["grad_upstream"]);
   AttentionConfig<double> st = dot_config<double>();
   st.normalizer = "gumbel_softmax";
-  st.norm_options.seed = seed;
-  st.norm_options.hard = true;
+  st.norm_options.get<qkscope::norm::GumbelSoftmax>().seed = seed;
+  st.norm_options.get<qkscope::norm::GumbelSoftmax>().hard = true;
   AttentionConfig<double> soft = st;
-  soft.norm_options.hard = false;
+  soft.norm_options.get<qkscope::norm::GumbelSoftmax>().hard = false;
   const auto fs = attention_forward<double>(zq, I3, I3, {}, soft);
   check_sig6(fs.weights.row(0), ex["grad_y_soft"], eps_of<double>());
   const auto fh = attention_forward<double>(zq, I3, I3, {}, st);
@@ -115,14 +115,14 @@ TEST_CASE("B14: hard attention ties go to the lowest index (the one-hot sums to 
   const MatrixD G = qktest::randn(rng, 4, 2);
   AttentionConfig<double> rh;
   rh.normalizer = "gumbel_softmax";
-  rh.norm_options.seed = 9;
-  rh.norm_options.hard = true;
+  rh.norm_options.get<qkscope::norm::GumbelSoftmax>().seed = 9;
+  rh.norm_options.get<qkscope::norm::GumbelSoftmax>().hard = true;
   rh.temperature = 0.5;
   AttentionConfig<double> rs = rh;
-  rs.norm_options.hard = false;
+  rs.norm_options.get<qkscope::norm::GumbelSoftmax>().hard = false;
   const auto hf = attention_forward<double>(Q, K, V, {}, rh);
   const auto sf = attention_forward<double>(Q, K, V, {}, rs);
-  const MatrixD noise = qkscope::detail::gumbel_noise<double>(4, 5, 9);
+  const MatrixD noise = qkscope::norm::GumbelSoftmax::noise<double>({9}, 4, 5);
   for (Eigen::Index i = 0; i < 4; ++i) {
     Eigen::Index best;
     (hf.masked_scores.row(i) + noise.row(i)).maxCoeff(&best);

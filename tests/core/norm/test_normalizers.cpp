@@ -22,9 +22,9 @@ Matrix weights_of(std::initializer_list<float> z, const std::string& normalizer,
   cfg.score = "dot";
   cfg.normalizer = normalizer;
   cfg.temperature = tau;
-  cfg.norm_options.top_k = k;
-  cfg.norm_options.hard = hard;
-  cfg.norm_options.seed = seed;
+  cfg.norm_options.get<qkscope::norm::TopKSoftmax>().top_k = k;
+  cfg.norm_options.get<qkscope::norm::GumbelSoftmax>().hard = hard;
+  cfg.norm_options.get<qkscope::norm::GumbelSoftmax>().seed = seed;
   return attention_forward<float>(Q, K, V, {}, cfg).weights;
 }
 }  // namespace

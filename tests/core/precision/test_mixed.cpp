@@ -106,8 +106,8 @@ TEMPLATE_TEST_CASE("mixed-precision attention matches the double reference on th
           c.mask = mask;
           c.normalizer = n.name;
           c.temperature = 0.7;
-          c.norm_options.top_k = 2;
-          c.norm_options.seed = 3;
+          c.norm_options.get<qkscope::norm::TopKSoftmax>().top_k = 2;
+          c.norm_options.get<qkscope::norm::GumbelSoftmax>().seed = 3;
           if (mask_name == "key_length") {  // one variant with every bias
             c.bias.alibi_slope = 0.25;
             c.bias.dense = dense.cast<float>();

@@ -73,8 +73,8 @@ TEMPLATE_LIST_TEST_CASE("every scoring function x mask x normalizer matches the 
         }
         c64.normalizer = ninfo.name;
         c64.temperature = 0.7;
-        c64.norm_options.top_k = 2;
-        c64.norm_options.seed = 3;
+        c64.norm_options.get<qkscope::norm::TopKSoftmax>().top_k = 2;
+        c64.norm_options.get<qkscope::norm::GumbelSoftmax>().seed = 3;
         AttentionConfig<float> c32;
         c32.score = c64.score;
         c32.mask = mask;
@@ -125,8 +125,8 @@ TEMPLATE_LIST_TEST_CASE("every scoring function's gradients match finite differe
         pr.cfg.mask = mask;
         pr.cfg.normalizer = ninfo.name;
         pr.cfg.temperature = 0.9;
-        pr.cfg.norm_options.top_k = 2;
-        pr.cfg.norm_options.seed = 5;
+        pr.cfg.norm_options.get<qkscope::norm::TopKSoftmax>().top_k = 2;
+        pr.cfg.norm_options.get<qkscope::norm::GumbelSoftmax>().seed = 5;
         pr.cfg.bias.softcap = 4.0;
         pr.cfg.bias.alibi_slope = 0.3;
         pr.cfg.bias.relative = qktest::randn_vec(rng, 5, 0.5);

@@ -15,6 +15,7 @@ struct Hard {
   static constexpr const char* label = "Hard (argmax)";
   static constexpr const char* tex = R"(p=\operatorname{onehot}\big(\arg\max_j z_j\big))";
   static constexpr bool soft = false;
+  using Options = NoOptions;
 
   template <class T>
   static void forward(const Row<T>& r, T* p) {

@@ -1,13 +1,19 @@
 // qkscope/norm/registry.hpp — the one list of normalizers (same pattern as
-// score/registry.hpp): generic tests, bindings and UIs iterate it.
+// score/registry.hpp): generic tests, bindings and UIs iterate it. Adding a normalizer
+// is one header in norm/ (name, label, tex, soft, Options, forward, backward; noise()
+// if it samples) plus one entry in the list below; its options then reach the config
+// (NormalizerOptions), the validation, the wasm bindings and the UIs with no other edit.
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/norm/gumbel.hpp"
@@ -21,20 +27,82 @@ namespace qkscope {
 /// Every normalizer, in the order the tutorial presents them.
 using Normalizers = std::tuple<norm::Softmax, norm::Hard, norm::GumbelSoftmax, norm::Sparsemax,
                                norm::TopKSoftmax>;
+// A half-registered entry (header written, line forgotten) fails here.
 static_assert(std::tuple_size_v<Normalizers> == 5, "update the count with the list");
+
+namespace detail {
+template <class List>
+struct OptionsTuple;
+template <class... N>
+struct OptionsTuple<std::tuple<N...>> {
+  using type = std::tuple<typename N::Options...>;
+};
+/// Position of N in the tuple List (a compile error when N is not registered).
+template <class N, class List>
+struct IndexIn;
+template <class N, class... Ns>
+struct IndexIn<N, std::tuple<Ns...>> {
+  static constexpr std::size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<N, Ns>...};
+    for (std::size_t i = 0; i < sizeof...(Ns); ++i)
+      if (same[i]) return i;
+    return sizeof...(Ns);
+  }();
+  static_assert(value < sizeof...(Ns), "normalizer not in the Normalizers list");
+};
+}  // namespace detail
+
+/// The options of every registered normalizer, one Options value each, read only by its
+/// owner: e.g. cfg.norm_options.get<norm::TopKSoftmax>().top_k = 2. Holding all of them
+/// lets a caller switch `normalizer` by name and keep what it set for each.
+class NormalizerOptions {
+ public:
+  template <class N>
+  typename N::Options& get() { return std::get<detail::IndexIn<N, Normalizers>::value>(all_); }
+  template <class N>
+  const typename N::Options& get() const { return std::get<detail::IndexIn<N, Normalizers>::value>(all_); }
+
+ private:
+  typename detail::OptionsTuple<Normalizers>::type all_;
+};
+
+/// One option of a normalizer, as data (for bindings and UIs).
+struct NormalizerOptionInfo {
+  const char* name;    // snake_case member name ("top_k")
+  const char* kind;    // "boolean", "integer" or "number"
+  double min, max;     // allowed range of numbers (max: the member type's largest value)
+  double default_value;
+  const char* doc;
+};
 
 struct NormalizerInfo {
   const char* name;
   const char* label;
   const char* tex;
   bool soft;  // needs temperature > 0
+  std::vector<NormalizerOptionInfo> options;
 };
 
+template <class N>
+std::vector<NormalizerOptionInfo> normalizer_option_infos() {
+  std::vector<NormalizerOptionInfo> out;
+  const typename N::Options defaults{};
+  norm::for_each_field(defaults, [&](const auto& f, const auto& v) {
+    using M = std::decay_t<decltype(v)>;
+    const char* kind = std::is_same_v<M, bool> ? "boolean" : std::is_integral_v<M> ? "integer" : "number";
+    out.push_back({f.name, kind, std::is_same_v<M, bool> ? 0.0 : f.min,
+                   std::is_same_v<M, bool> ? 1.0 : double(std::numeric_limits<M>::max()), double(v), f.doc});
+  });
+  return out;
+}
+
+/// The registry as data, in list order.
 inline auto normalizer_infos() {
   return std::apply(
       [](auto... f) {
-        return std::array<NormalizerInfo, sizeof...(f)>{NormalizerInfo{
-            decltype(f)::name, decltype(f)::label, decltype(f)::tex, decltype(f)::soft}...};
+        return std::array<NormalizerInfo, sizeof...(f)>{
+            NormalizerInfo{decltype(f)::name, decltype(f)::label, decltype(f)::tex, decltype(f)::soft,
+                           normalizer_option_infos<decltype(f)>()}...};
       },
       Normalizers{});
 }

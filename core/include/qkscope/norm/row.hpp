@@ -1,6 +1,7 @@
 // qkscope/norm/row.hpp — what every normalizer sees: one row of logits z (masked
-// keys are -inf), the temperature tau, and per-normalizer options. Normalizers
-// work on raw pointers so the same code serves CPU, wasm and (later) CUDA.
+// keys are -inf), the temperature tau, its per-call noise (if it samples) and its own
+// options (norm/options.hpp). Normalizers work on raw pointers so the same code serves
+// CPU, wasm and (later) CUDA.
 //
 // Contract shared by all normalizers:
 //   weights p = N(z / tau) over the finite entries; masked entries get p = 0;
@@ -12,25 +13,19 @@
 #include <cstdint>
 #include <limits>
 
+#include "qkscope/norm/options.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope::norm {
 
-/// Options of the normalizers (each reads its own).
-struct NormOptions {
-  int top_k = 1;            // topk_softmax: keys kept per row (>= 1)
-  bool hard = false;        // gumbel_softmax: straight-through one-hot forward
-  std::uint64_t seed = 0;   // gumbel_softmax: noise seed
-};
-
-/// One row of logits handed to a normalizer.
-template <class T>
+/// One row of logits handed to a normalizer whose options are O.
+template <class T, class O = NoOptions>
 struct Row {
   const T* z;          // (n) logits, -inf where masked
   Eigen::Index n;      // L_k
   T tau;               // temperature
-  const T* noise;      // (n) Gumbel noise or nullptr
-  const NormOptions* opt;
+  const T* noise;      // (n) this row of the normalizer's noise, or nullptr
+  const O* opt;        // the normalizer's own options
 };
 
 template <class T>

@@ -12,6 +12,7 @@ struct Softmax {
   static constexpr const char* label = "Softmax";
   static constexpr const char* tex = R"(p_j=\frac{e^{z_j/\tau}}{\sum_l e^{z_l/\tau}})";
   static constexpr bool soft = true;  // requires tau > 0
+  using Options = NoOptions;
 
   template <class T>
   static void forward(const Row<T>& r, T* p) {

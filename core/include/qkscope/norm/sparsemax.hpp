@@ -16,6 +16,7 @@ struct Sparsemax {
   static constexpr const char* label = "Sparsemax";
   static constexpr const char* tex = R"(p=\arg\min_{p\in\Delta}\lVert p-\mathbf z/\tau\rVert^2)";
   static constexpr bool soft = true;
+  using Options = NoOptions;
 
   /// Shift-invariance lets us use y = (z - max) / tau, finite for any tau > 0.
   template <class T>

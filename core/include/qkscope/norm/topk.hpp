@@ -18,9 +18,16 @@ struct TopKSoftmax {
   static constexpr const char* tex = R"(p=\operatorname{softmax}\big(\operatorname{top}_k(\mathbf z)/\tau\big))";
   static constexpr bool soft = true;
 
+  struct Options {
+    int top_k = 1;  // keys kept per row
+    static constexpr auto fields() {
+      return std::tuple{Field<Options, int>{"top_k", &Options::top_k, 1, "keys kept per row (k >= 1)"}};
+    }
+  };
+
   /// keep[j] = true for the k largest valid logits (stable: lower index wins ties).
   template <class T>
-  static std::vector<char> selection(const Row<T>& r) {
+  static std::vector<char> selection(const Row<T, Options>& r) {
     std::vector<Eigen::Index> idx;
     for (Eigen::Index j = 0; j < r.n; ++j)
       if (is_valid(r.z[j])) idx.push_back(j);
@@ -31,12 +38,12 @@ struct TopKSoftmax {
     return keep;
   }
   template <class T>
-  static void forward(const Row<T>& r, T* p) {
+  static void forward(const Row<T, Options>& r, T* p) {
     const auto keep = selection(r);
     stable_softmax(r.z, r.n, r.tau, keep.data(), p);
   }
   template <class T>
-  static T backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
+  static T backward(const Row<T, Options>& r, const T* p, const T* dp, T* dz) {
     return softmax_backward(r.z, p, dp, r.n, r.tau, dz);
   }
 };

@@ -123,7 +123,7 @@ Outcome masked_softmax(const Mat<S>& scores, const KeepMask& keep) {
   Mat<float> z = s, p(s.rows(), s.cols());
   for (Eigen::Index i = 0; i < z.size(); ++i)
     if (!keep.data()[i]) z.data()[i] = -std::numeric_limits<float>::infinity();
-  const norm::NormOptions opt;
+  const norm::Softmax::Options opt;
   for (Eigen::Index i = 0; i < z.rows(); ++i)
     norm::Softmax::forward(norm::Row<float>{z.row(i).data(), z.cols(), 1.0f, nullptr, &opt},
                            p.row(i).data());

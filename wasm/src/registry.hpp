@@ -1,0 +1,164 @@
+// wasm/src/registry.hpp — the core's registries (score/registry.hpp, norm/registry.hpp) as
+// JS data, and the normalizers' options read from JS by iterating the same type list. No
+// name is kept by hand here: a scoring function or normalizer added to the core, with its
+// options, reaches scoreFunctions(), normalizers() and forward() with no edit in wasm/.
+// JS spells each option in camelCase (Options member top_k -> ForwardOptions key topK);
+// tests/wasm/registry.test.mjs checks that wasm/qkscope.d.ts lists the same names.
+// Included by api.hpp only (one translation unit per module).
+#pragma once
+
+#include <emscripten/val.h>
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "convert.hpp"
+#include "qkscope/qkscope.hpp"
+
+namespace qkscope::wasm {
+namespace {
+
+/// snake_case -> camelCase ("top_k" -> "topK"): the JS spelling of a C++ option name.
+inline std::string camel(const char* snake) {
+  std::string out;
+  bool up = false;
+  for (const char* c = snake; *c; ++c) {
+    if (*c == '_') { up = true; continue; }
+    out += up ? char(std::toupper(static_cast<unsigned char>(*c))) : *c;
+    up = false;
+  }
+  return out;
+}
+
+/// Comma-separated registry list -> names.
+std::vector<std::string> split_params(const char* list) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = list; *c; ++c) {
+    if (*c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (*c != ' ') {
+      cur += *c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+/// The registry entry of `name` (throws the core's "unknown scoring function" message).
+ScoreInfo score_info(const std::string& name) {
+  for (const auto& i : score_infos())
+    if (name == i.name) return i;
+  throw_unknown_score(name);
+}
+
+/// The ForwardOptions keys of every normalizer option, in registry order, each once
+/// (two normalizers may share a key: both then read it).
+const std::vector<std::string>& normalizer_option_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const auto& n : normalizer_infos())
+      for (const auto& o : n.options)
+        if (std::find(out.begin(), out.end(), camel(o.name)) == out.end()) out.push_back(camel(o.name));
+    return out;
+  }();
+  return keys;
+}
+
+/// (C++ name, JS name) of every normalizer option spelled differently in JS, for messages.
+const std::vector<std::pair<std::string, std::string>>& normalizer_option_renames() {
+  static const std::vector<std::pair<std::string, std::string>> names = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& n : normalizer_infos())
+      for (const auto& o : n.options)
+        if (camel(o.name) != o.name) out.push_back({o.name, camel(o.name)});
+    return out;
+  }();
+  return names;
+}
+
+/// Reads every normalizer option present in `opts` into cfg.norm_options, checked as JS
+/// numbers (integers within the member's range) or booleans; the core checks the rest.
+void read_normalizer_options(const val& opts, NormalizerOptions& out) {
+  std::apply(
+      [&](auto... n) {
+        (norm::for_each_field(out.template get<decltype(n)>(),
+                              [&](const auto& f, auto& v) {
+                                using M = std::decay_t<decltype(v)>;
+                                const std::string key = camel(f.name);
+                                const val x = opts[key];
+                                if (absent(x)) return;
+                                if constexpr (std::is_same_v<M, bool>) {
+                                  v = boolean(x, key);
+                                } else if constexpr (std::is_integral_v<M>) {
+                                  const double hi = std::min(double(std::numeric_limits<M>::max()), kMaxSafeInteger);
+                                  v = M(integer(x, key, f.min, hi));
+                                } else {
+                                  v = M(number(x, key));
+                                }
+                              }),
+         ...);
+      },
+      Normalizers{});
+}
+
+/// [{name, label, tex, params, sameDim}], in registry order.
+val score_functions_to_js() {
+  val list = val::array();
+  int i = 0;
+  for (const auto& s : score_infos()) {
+    val o = val::object();
+    o.set("name", std::string(s.name));
+    o.set("label", std::string(s.label));
+    o.set("tex", std::string(s.tex));
+    val params = val::array();
+    int k = 0;
+    for (const auto& n : split_params(s.params)) params.set(k++, n);
+    o.set("params", params);
+    o.set("sameDim", s.same_dim);
+    list.set(i++, o);
+  }
+  return list;
+}
+
+/// [{name, label, tex, soft, options: [{name, kind, default, min?, max?, doc}]}], with
+/// option names as ForwardOptions spells them.
+val normalizers_to_js() {
+  val list = val::array();
+  int i = 0;
+  for (const auto& n : normalizer_infos()) {
+    val o = val::object();
+    o.set("name", std::string(n.name));
+    o.set("label", std::string(n.label));
+    o.set("tex", std::string(n.tex));
+    o.set("soft", n.soft);
+    val options = val::array();
+    int k = 0;
+    for (const auto& f : n.options) {
+      val x = val::object();
+      x.set("name", camel(f.name));
+      x.set("kind", std::string(f.kind));
+      if (std::string(f.kind) == "boolean") {
+        x.set("default", f.default_value != 0);
+      } else {
+        x.set("default", f.default_value);
+        x.set("min", f.min);
+        x.set("max", std::string(f.kind) == "integer" ? std::min(f.max, kMaxSafeInteger) : f.max);
+      }
+      x.set("doc", std::string(f.doc));
+      options.set(k++, x);
+    }
+    o.set("options", options);
+    list.set(i++, o);
+  }
+  return list;
+}
+
+}  // namespace
+}  // namespace qkscope::wasm
