@@ -57,9 +57,11 @@ inline std::string js_names(std::string msg) {
   for (const auto& [from, to] : kNames)
     for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))
       msg.replace(at, std::strlen(from), to);
-  for (const auto& [from, to] : normalizer_option_renames())  // top_k -> topK
-    for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
-      msg.replace(at, from.size(), to);
+  for_each_normalizer_option([&](const std::string& from, const std::string& to) {  // top_k -> topK
+    if (from != to)
+      for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
+        msg.replace(at, from.size(), to);
+  });
   static const std::pair<const char*, const char*> kNumbers[] = {
       {"-nan", "NaN"}, {"nan", "NaN"}, {"-inf", "-Infinity"}, {"inf", "Infinity"}};
   for (const auto& [from, to] : kNumbers) {
@@ -98,19 +100,32 @@ val guarded(const char* fn, F&& body) {
 
 // ---- options -------------------------------------------------------------------------
 
-// In the order of ForwardOptions in wasm/qkscope.d.ts (listed in error messages), with the
-// normalizers' options (from their registry) after "normalizer".
-const std::vector<std::string>& forward_keys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = {"query", "key", "value", "score", "params", "seed", "hidden", "scale",
-                                  "temperature", "keyLength", "causal", "causalAlignment", "window", "bias",
-                                  "mask", "normalizer"};
-    for (const auto& o : normalizer_option_keys())
-      if (std::find(k.begin(), k.end(), o) == k.end()) k.push_back(o);
-    for (const char* o : {"softcap", "alibiSlope", "relativeBias"}) k.push_back(o);
-    return k;
-  }();
-  return keys;
+// In the order of ForwardOptions in wasm/qkscope.d.ts (listed in error messages); the
+// normalizers' options (from their registry) come after "normalizer".
+const char* const kForwardKeys[] = {"query", "key", "value", "score", "params", "seed",
+                                    "hidden", "scale", "temperature", "keyLength", "causal",
+                                    "causalAlignment", "window", "bias", "mask", "normalizer",
+                                    "softcap", "alibiSlope", "relativeBias"};
+
+/// Fails on a key that is neither in kForwardKeys nor a normalizer option (typos such as
+/// 'temprature'), listing the known ones.
+void reject_unknown_forward_keys(const val& opts) {
+  for (const auto& k : keys_of(opts)) {
+    bool ok = false;
+    for (const char* kn : kForwardKeys) ok = ok || k == kn;
+    for_each_normalizer_option([&](const std::string&, const std::string& js) { ok = ok || k == js; });
+    if (ok) continue;
+    std::string list;
+    auto add = [&](const std::string& key) {  // each name once (seed is also a normalizer option)
+      if ((", " + list + ", ").find(", " + key + ", ") == std::string::npos) list += (list.empty() ? "" : ", ") + key;
+    };
+    for (const char* kn : kForwardKeys) {
+      add(kn);
+      if (std::string(kn) == "normalizer")
+        for_each_normalizer_option([&](const std::string&, const std::string& js) { add(js); });
+    }
+    fail("options: unknown option '" + k + "' (known: " + list + ")");
+  }
 }
 const char* const kParamKeys[] = {"W", "W_q", "W_k", "v", "b", "w"};
 const char* const kWindowKeys[] = {"left", "right"};
@@ -168,7 +183,7 @@ std::uint64_t read_seed(const val& v, const std::string& name) {
 Parsed parse_options(const val& opts) {
   if (!is_object(opts) || opts.isArray())
     fail("options must be an object {query, key, value, ...}, got " + describe(opts));
-  reject_unknown_keys(opts, "options", forward_keys());
+  reject_unknown_forward_keys(opts);
   Parsed p;
 
   if (const val s = opts["score"]; !absent(s)) p.score = string(s, "score");

@@ -14,7 +14,6 @@
 #include <limits>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "convert.hpp"
@@ -58,29 +57,12 @@ ScoreInfo score_info(const std::string& name) {
   throw_unknown_score(name);
 }
 
-/// The ForwardOptions keys of every normalizer option, in registry order, each once
-/// (two normalizers may share a key: both then read it).
-const std::vector<std::string>& normalizer_option_keys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> out;
-    for (const auto& n : normalizer_infos())
-      for (const auto& o : n.options)
-        if (std::find(out.begin(), out.end(), camel(o.name)) == out.end()) out.push_back(camel(o.name));
-    return out;
-  }();
-  return keys;
-}
-
-/// (C++ name, JS name) of every normalizer option spelled differently in JS, for messages.
-const std::vector<std::pair<std::string, std::string>>& normalizer_option_renames() {
-  static const std::vector<std::pair<std::string, std::string>> names = [] {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& n : normalizer_infos())
-      for (const auto& o : n.options)
-        if (camel(o.name) != o.name) out.push_back({o.name, camel(o.name)});
-    return out;
-  }();
-  return names;
+/// Calls fn(cpp_name, js_name) for every normalizer option, in registry order (a name two
+/// normalizers share comes twice: both read it).
+template <class Fn>
+void for_each_normalizer_option(Fn&& fn) {
+  for (const auto& n : normalizer_infos())
+    for (const auto& o : n.options) fn(o.name, camel(o.name));
 }
 
 /// Reads every normalizer option present in `opts` into cfg.norm_options, checked as JS

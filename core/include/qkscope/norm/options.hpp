@@ -40,15 +40,19 @@ void for_each_field(O& o, Fn&& fn) {
   std::apply([&](const auto&... f) { (fn(f, o.*(f.member)), ...); }, Plain::fields());
 }
 
+/// Throws std::invalid_argument naming option `name` of `normalizer` when value < min
+/// (NaN included). One out-of-line message builder for every normalizer and field.
+[[noreturn]] inline void fail_option_min(const char* normalizer, const char* name, double value, double min) {
+  detail::fail(std::string(name) + " must be >= " + detail::num(min) + ", got " + detail::num(value) +
+               " (normalizer '" + normalizer + "')");
+}
+
 /// Throws std::invalid_argument naming the member when a number is below its bound.
 template <class O>
 void validate_options(const char* normalizer, const O& o) {
   for_each_field(o, [&](const auto& f, const auto& v) {
     if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, bool>)
-      detail::require(double(v) >= f.min,  // NaN fails too
- std::string(f.name) + " must be >= " + detail::num(f.min) +
-                                                ", got " + detail::num(double(v)) + " (normalizer '" +
-                                                normalizer + "')");
+      if (!(double(v) >= f.min)) fail_option_min(normalizer, f.name, double(v), f.min);
   });
 }
 

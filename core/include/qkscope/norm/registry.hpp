@@ -9,11 +9,11 @@
 #include <cstddef>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
-#include <vector>
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/norm/gumbel.hpp"
@@ -80,21 +80,23 @@ struct NormalizerInfo {
   const char* label;
   const char* tex;
   bool soft;  // needs temperature > 0
-  std::vector<NormalizerOptionInfo> options;
+  std::span<const NormalizerOptionInfo> options;
 };
 
-template <class N>
-std::vector<NormalizerOptionInfo> normalizer_option_infos() {
-  std::vector<NormalizerOptionInfo> out;
-  const typename N::Options defaults{};
-  norm::for_each_field(defaults, [&](const auto& f, const auto& v) {
-    using M = std::decay_t<decltype(v)>;
-    const char* kind = std::is_same_v<M, bool> ? "boolean" : std::is_integral_v<M> ? "integer" : "number";
-    out.push_back({f.name, kind, std::is_same_v<M, bool> ? 0.0 : f.min,
-                   std::is_same_v<M, bool> ? 1.0 : double(std::numeric_limits<M>::max()), double(v), f.doc});
-  });
-  return out;
+namespace detail {
+template <class O, class M>
+constexpr NormalizerOptionInfo option_info(const norm::Field<O, M>& f) {
+  constexpr bool flag = std::is_same_v<M, bool>;
+  return {f.name, flag ? "boolean" : std::is_integral_v<M> ? "integer" : "number", flag ? 0.0 : f.min,
+          flag ? 1.0 : double(std::numeric_limits<M>::max()), double(O{}.*(f.member)), f.doc};
 }
+}  // namespace detail
+
+/// The options of normalizer N as data, built at compile time from N::Options::fields().
+template <class N>
+inline constexpr auto normalizer_option_infos = std::apply(
+    [](const auto&... f) { return std::array<NormalizerOptionInfo, sizeof...(f)>{detail::option_info(f)...}; },
+    N::Options::fields());
 
 /// The registry as data, in list order.
 inline auto normalizer_infos() {
@@ -102,7 +104,7 @@ inline auto normalizer_infos() {
       [](auto... f) {
         return std::array<NormalizerInfo, sizeof...(f)>{
             NormalizerInfo{decltype(f)::name, decltype(f)::label, decltype(f)::tex, decltype(f)::soft,
-                           normalizer_option_infos<decltype(f)>()}...};
+                           normalizer_option_infos<decltype(f)>}...};
       },
       Normalizers{});
 }
