@@ -57,11 +57,6 @@ inline std::string js_names(std::string msg) {
   for (const auto& [from, to] : kNames)
     for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))
       msg.replace(at, std::strlen(from), to);
-  for_each_normalizer_option([&](const std::string& from, const std::string& to) {  // top_k -> topK
-    if (from != to)
-      for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size()))
-        msg.replace(at, from.size(), to);
-  });
   static const std::pair<const char*, const char*> kNumbers[] = {
       {"-nan", "NaN"}, {"nan", "NaN"}, {"-inf", "-Infinity"}, {"inf", "Infinity"}};
   for (const auto& [from, to] : kNumbers) {
@@ -113,17 +108,13 @@ void reject_unknown_forward_keys(const val& opts) {
   for (const auto& k : keys_of(opts)) {
     bool ok = false;
     for (const char* kn : kForwardKeys) ok = ok || k == kn;
-    for_each_normalizer_option([&](const std::string&, const std::string& js) { ok = ok || k == js; });
+    for_each_normalizer_option([&](const char*, const std::string& js) { ok = ok || k == js; });
     if (ok) continue;
     std::string list;
-    auto add = [&](const std::string& key) {  // each name once (seed is also a normalizer option)
-      if ((", " + list + ", ").find(", " + key + ", ") == std::string::npos) list += (list.empty() ? "" : ", ") + key;
-    };
-    for (const char* kn : kForwardKeys) {
-      add(kn);
-      if (std::string(kn) == "normalizer")
-        for_each_normalizer_option([&](const std::string&, const std::string& js) { add(js); });
-    }
+    for (const char* kn : kForwardKeys) list += std::string(list.empty() ? "" : ", ") + kn;
+    for_each_normalizer_option([&](const char*, const std::string& js) {
+      if (list.find(js) == std::string::npos) list += ", " + js;  // seed is listed already
+    });
     fail("options: unknown option '" + k + "' (known: " + list + ")");
   }
 }

@@ -58,7 +58,9 @@ ScoreInfo score_info(const std::string& name) {
 }
 
 /// Calls fn(cpp_name, js_name) for every normalizer option, in registry order (a name two
-/// normalizers share comes twice: both read it).
+/// normalizers share comes twice: both read it). JS spells them in camelCase; the wasm
+/// layer checks each value before the core does, so core messages never reach JS with a
+/// C++ option name.
 template <class Fn>
 void for_each_normalizer_option(Fn&& fn) {
   for (const auto& n : normalizer_infos())
