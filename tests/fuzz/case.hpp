@@ -101,9 +101,9 @@ inline Case make_case(FuzzedDataProvider& f) {
   auto& cfg = c.cfg;
   if (f.ConsumeIntegralInRange<int>(0, 4) == 0) cfg.scale = edge_number(f) * (f.ConsumeBool() ? 1 : -1);
   cfg.temperature = f.ConsumeIntegralInRange<int>(0, 2) == 0 ? edge_number(f) : 1.0;
-  cfg.norm_options.top_k = f.ConsumeIntegralInRange<int>(-1, 10);
-  cfg.norm_options.hard = f.ConsumeBool();
-  cfg.norm_options.seed = seed;
+  cfg.norm_options.get<norm::TopKSoftmax>().top_k = f.ConsumeIntegralInRange<int>(-1, 10);
+  cfg.norm_options.get<norm::GumbelSoftmax>().hard = f.ConsumeBool();
+  cfg.norm_options.get<norm::GumbelSoftmax>().seed = seed;
 
   MaskSpec& m = cfg.mask;
   if (f.ConsumeIntegralInRange<int>(0, 3) == 0) m.key_length = f.ConsumeIntegralInRange<Eigen::Index>(-1, L_k + 1);

@@ -54,19 +54,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const double tau_d = qkfuzz::edge_number(f);
   const float tau = float(tau_d);
   if (!(tau > 0) || !std::isfinite(tau)) return 0;  // the callers reject these (attention.hpp)
-  norm::NormOptions opt;
-  opt.top_k = f.ConsumeIntegralInRange<int>(1, n + 1);
-  opt.hard = f.ConsumeBool();
+  NormalizerOptions opt;
+  opt.get<norm::TopKSoftmax>().top_k = f.ConsumeIntegralInRange<int>(1, n + 1);
+  opt.get<norm::GumbelSoftmax>().hard = f.ConsumeBool();
   bool any_valid = false;
   for (float x : z) any_valid = any_valid || norm::is_valid(x);
 
   for (const auto& info : infos) {
     std::vector<float> p(n), dz(n);
-    const norm::Row<float> row{z.data(), n, tau, noise.data(), &opt};
     float dtau = 0;
     visit_normalizer(info.name, [&](auto N) {
-      decltype(N)::forward(row, p.data());
-      dtau = decltype(N)::backward(row, p.data(), dp.data(), dz.data());
+      using NN = decltype(N);
+      const norm::Row<float, typename NN::Options> row{z.data(), n, tau, noise.data(), &opt.get<NN>()};
+      NN::forward(row, p.data());
+      dtau = NN::backward(row, p.data(), dp.data(), dz.data());
     });
     double sum = 0;
     for (int j = 0; j < n; ++j) {

@@ -129,8 +129,8 @@ TEST_CASE("B25: Gumbel noise is finite for every draw: an Exp(1) draw of 0 acts 
     std::vector<double> g;
     for (double e : E) g.push_back(detail::gumbel_from_exponential(e));
     std::vector<double> p(3);
-    norm::NormOptions opt;
-    norm::GumbelSoftmax::forward(norm::Row<double>{z.data(), 3, tau, g.data(), &opt}, p.data());
+    norm::GumbelSoftmax::Options opt;
+    norm::GumbelSoftmax::forward(norm::Row<double, norm::GumbelSoftmax::Options>{z.data(), 3, tau, g.data(), &opt}, p.data());
     const MatrixD V = m2<double>({{1, 0}, {0, 1}, {5, 5}});
     const Eigen::Map<const Eigen::RowVectorXd> pr(p.data(), 3);
     return std::make_pair(std::make_pair(g, p), Eigen::RowVectorXd(pr * V));

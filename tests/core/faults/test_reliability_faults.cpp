@@ -67,7 +67,7 @@ TEST_CASE("Gumbel noise is finite for every draw: the uniform draw that rounded 
     using T = decltype(tag);
     auto c = config<T>("scaled_dot");
     c.normalizer = "gumbel_softmax";
-    c.norm_options.seed = seed;
+    c.norm_options.get<norm::GumbelSoftmax>().seed = seed;
     const auto r = attention_forward<T>(m1<T>({{0}}), m1<T>({{0}}), m1<T>({{1}}), {}, c);
     CHECK(r.weights(0, 0) == T(1));
     CHECK(r.output(0, 0) == T(1));
@@ -81,7 +81,7 @@ TEST_CASE("Gumbel noise is finite for every draw: the uniform draw that rounded 
   (void)c;
   auto cf = config<float>("scaled_dot");
   cf.normalizer = "gumbel_softmax";
-  cf.norm_options.seed = seed;
+  cf.norm_options.get<norm::GumbelSoftmax>().seed = seed;
   const auto t = tiled::attention_forward<float>(m1({{0}}), m1({{0}}), m1({{1}}), {}, cf, one_thread());
   CHECK(t.output(0, 0) == 1.0f);
   const Mat<Eigen::half> h = m1({{0}}).cast<Eigen::half>(), v = m1({{1}}).cast<Eigen::half>();
@@ -116,7 +116,7 @@ TEST_CASE("temperature 3.4e38 with scores +-3e38: (z - max) / tau is formed with
   for (const char* n : {"softmax", "topk_softmax"}) {
     auto c = config<float>("dot", 3.4e38);
     c.normalizer = n;
-    c.norm_options.top_k = 2;
+    c.norm_options.get<norm::TopKSoftmax>().top_k = 2;
     c.bias.dense = m1({{3e38, -3e38}});
     const auto r = attention_forward<float>(Q, K, V, {}, c);
     INFO(n);
