@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "qkscope/qkscope.hpp"
 #include "qkscope_cuda.hpp"
@@ -77,6 +80,28 @@ AttentionConfig<T> config(const std::string& score, const MaskSpec& mask, int bi
   return c;
 }
 
+/// Whether scoring function F runs in the additive form (the fused tanh kernels: versions 1-3,
+/// forward only) rather than as dot-product rows (every version, backward on version 3).
+template <class F>
+constexpr bool additive_form() {
+  using Form = decltype(F::template prepare<float>(std::declval<const Matrix&>(), std::declval<const Matrix&>(),
+                                                   std::declval<const ScoreParams<float>&>()));
+  return std::is_same_v<Form, score::AdditiveForm<float>>;
+}
+
+/// Every registered scoring function (registry order) that kernel `version` runs: all of them on
+/// versions 1-3, the dot-product forms on the tensor-core versions 4-5 and in the backward.
+inline std::vector<std::string> scores_for(int version, bool backward = false) {
+  std::vector<std::string> out;
+  std::apply([&](auto... f) {
+    ((((version <= 3 && !backward) || !additive_form<decltype(f)>()) ? out.push_back(decltype(f)::name) : void()), ...);
+  }, ScoreFunctions{});
+  return out;
+}
+inline bool has_backward(const std::string& score) {
+  return visit_score(score, [](auto f) { return !additive_form<decltype(f)>(); });
+}
+
 template <class E>
 Matrix round_to(const Matrix& m) {
   return m.template cast<E>().template cast<float>();
@@ -84,23 +109,18 @@ Matrix round_to(const Matrix& m) {
 
 /// Naive half-precision attention (see the file header) of one head, from the float reference.
 /// What is rounded is what a framework would hand its fp16 attention: the scoring function's
-/// query/key rows after preprocessing (cosine: normalised rows; bilinear: Q W; linear_concat:
-/// [Q w_q, 1] and [1, K w_k]), scored as a plain dot product with the call's scale.
+/// query/key rows after its prepare hook (score/forms.hpp's dot_rows: cosine's normalised rows,
+/// bilinear's Q W, linear_concat's [Q w_q, 1] and [1, K w_k], ...), scored as a plain dot
+/// product with the call's scale.
 template <class E>
 Matrix naive_low_precision(const Matrix& Q, const Matrix& K, const Matrix& V, const ScoreParams<float>& p,
                            const AttentionConfig<float>& c) {
-  Matrix Qs = Q, Ks = K;
-  if (c.score == "cosine") {
-    Qs = score::Cosine::clamped_norms(Q).cwiseInverse().asDiagonal() * Q;
-    Ks = score::Cosine::clamped_norms(K).cwiseInverse().asDiagonal() * K;
-  } else if (c.score == "bilinear") {
-    Qs = Q * p.W;
-  } else if (c.score == "linear_concat") {
-    Qs = Matrix::Ones(Q.rows(), 2);
-    Ks = Matrix::Ones(K.rows(), 2);
-    Qs.col(0) = Q * p.w.head(Q.cols());
-    Ks.col(1) = K * p.w.tail(K.cols());
-  }
+  Matrix Qs, Ks;
+  visit_score(c.score, [&](auto f) {
+    auto rows = score::kernel_rows<decltype(f)>(Q, K, p, 1, false);
+    Qs = std::move(rows.q);
+    Ks = std::move(rows.k);
+  });
   AttentionConfig<float> dot = c;
   dot.score = "dot";
   dot.scale = c.scale.value_or(
