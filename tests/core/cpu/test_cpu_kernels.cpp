@@ -10,6 +10,7 @@
 #include "qkscope/qkscope.hpp"
 #include "qkscope/cpu/attention.hpp"
 #include "reference/reference.hpp"
+#include "support/cases.hpp"
 #include "support/compare.hpp"
 #include "support/random.hpp"
 
@@ -26,55 +27,6 @@ struct Size {
 const Size kSizes[] = {{1, 1, 1, 1},  {3, 4, 3, 2},  {4, 5, 5, 3},
                        {5, 9, 3, 1},  {9, 3, 5, 2},  {9, 9, 7, 4}};
 
-std::vector<std::pair<std::string, MaskSpec>> masks(Eigen::Index L_q, Eigen::Index L_k) {
-  std::vector<std::pair<std::string, MaskSpec>> out;
-  out.push_back({"none", {}});
-  MaskSpec pad;
-  pad.key_length = (L_k + 1) / 2;
-  out.push_back({"key_length", pad});
-  MaskSpec none_visible;
-  none_visible.key_length = 0;
-  out.push_back({"key_length 0 (every row fully masked)", none_visible});
-  MaskSpec tl;
-  tl.causal = true;
-  out.push_back({"causal top_left", tl});
-  MaskSpec br = tl;
-  br.alignment = CausalAlignment::bottom_right;
-  out.push_back({"causal bottom_right", br});
-  MaskSpec win;
-  win.window_left = 2;
-  win.window_right = 1;
-  out.push_back({"window(2,1)", win});
-  MaskSpec row0;
-  row0.keep = KeepMask::Constant(L_q, L_k, true);
-  row0.keep.row(0).setConstant(false);
-  out.push_back({"row 0 fully masked", row0});
-  MaskSpec tile0;  // the first (query tile, key tile) block has no visible key
-  tile0.keep = KeepMask::Constant(L_q, L_k, true);
-  tile0.keep.topLeftCorner(std::min(L_q, kTile), std::min(L_k, kTile)).setConstant(false);
-  out.push_back({"first tile fully masked", tile0});
-  return out;
-}
-
-template <class T>
-AttentionConfig<T> config(const std::string& score, const MaskSpec& mask, int bias_kind,
-                          Eigen::Index L_q, Eigen::Index L_k, std::uint64_t seed) {
-  AttentionConfig<T> c;
-  c.score = score;
-  c.mask = mask;
-  c.temperature = 0.7;
-  detail::Rng rng(seed);
-  if (bias_kind == 1) {
-    c.bias.softcap = 2.5;
-    c.bias.alibi_slope = 0.25;
-  } else if (bias_kind == 2) {
-    c.bias.relative = qktest::randn_vec<T>(rng, 5, 0.5);
-    c.bias.dense = qktest::randn<T>(rng, L_q, L_k, 0.5);
-    c.bias.dense(L_q - 1, 0) = -std::numeric_limits<T>::infinity();
-  }
-  return c;
-}
-
 cpu::TiledOptions small_tiles(int threads = 1) { return {kTile, kTile - 1, threads}; }
 
 }  // namespace
@@ -85,15 +37,15 @@ TEMPLATE_LIST_TEST_CASE("tiled forward and backward match the double reference a
   const std::string score = TestType::name;
   detail::Rng rng(2024);
   for (const Size& s : kSizes)
-    for (const auto& [mask_name, mask] : masks(s.L_q, s.L_k))
+    for (const auto& [mask_name, mask] : qktest::mask_cases(s.L_q, s.L_k, kTile, kTile))
       for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
         const MatrixD Q = qktest::randn(rng, s.L_q, s.d), K = qktest::randn(rng, s.L_k, s.d),
                       V = qktest::randn(rng, s.L_k, s.d_v), G = qktest::randn(rng, s.L_q, s.d_v);
         auto p64 = init_params<double>(score, s.d, s.d, 3, 11);
         if (p64.b.size()) p64.b = qktest::randn_vec(rng, 3, 0.3);
         const auto p32 = p64.cast<float>();
-        const auto c64 = config<double>(score, mask, bias_kind, s.L_q, s.L_k, 5);
-        const auto c32 = config<float>(score, mask, bias_kind, s.L_q, s.L_k, 5);
+        const auto c64 = qktest::config_case<double>(score, mask, bias_kind, s.L_q, s.L_k);
+        const auto c32 = qktest::config_case<float>(score, mask, bias_kind, s.L_q, s.L_k);
         const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(),
                      Gf = G.cast<float>();
         INFO("score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k << " d=" << s.d

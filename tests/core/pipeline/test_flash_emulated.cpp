@@ -9,6 +9,7 @@
 #include "qkscope/qkscope.hpp"
 #include "qkscope/pipeline/pipeline.hpp"
 #include "reference/reference.hpp"
+#include "support/cases.hpp"
 #include "support/compare.hpp"
 #include "support/random.hpp"
 #include "pipeline/emulate.hpp"
@@ -23,62 +24,6 @@ struct Blocks {
 struct Size {
   Eigen::Index L_q, L_k, d, d_v;
 };
-
-std::vector<std::pair<std::string, MaskSpec>> masks(Eigen::Index L_q, Eigen::Index L_k, int Br, int Bc) {
-  std::vector<std::pair<std::string, MaskSpec>> out;
-  out.push_back({"none", {}});
-  MaskSpec pad;
-  pad.key_length = (L_k + 1) / 2;
-  out.push_back({"key_length L_k/2", pad});
-  MaskSpec zero;
-  zero.key_length = 0;
-  out.push_back({"key_length 0 (every row fully masked)", zero});
-  MaskSpec tl;
-  tl.causal = true;
-  out.push_back({"causal top_left", tl});
-  MaskSpec br;
-  br.causal = true;
-  br.alignment = CausalAlignment::bottom_right;
-  out.push_back({"causal bottom_right", br});
-  MaskSpec win;
-  win.window_left = 2;
-  win.window_right = 1;
-  out.push_back({"window(2,1)", win});
-  MaskSpec cwin;
-  cwin.causal = true;
-  cwin.alignment = CausalAlignment::bottom_right;
-  cwin.window_left = 1;
-  cwin.key_length = std::max<Eigen::Index>(L_k - 1, 0);
-  out.push_back({"causal bottom_right + window(1,-) + key_length L_k-1", cwin});
-  MaskSpec row0;
-  row0.keep = KeepMask::Constant(L_q, L_k, true);
-  row0.keep.row(0).setConstant(false);
-  out.push_back({"row 0 fully masked (keep)", row0});
-  MaskSpec blk0;  // the first (query block, key block) has no visible key: skipped via the block map
-  blk0.keep = KeepMask::Constant(L_q, L_k, true);
-  blk0.keep.topLeftCorner(std::min<Eigen::Index>(L_q, Br), std::min<Eigen::Index>(L_k, Bc)).setConstant(false);
-  out.push_back({"first block fully masked (keep)", blk0});
-  return out;
-}
-
-template <class T>
-AttentionConfig<T> config(const std::string& score, const MaskSpec& mask, int bias_kind, Eigen::Index L_q,
-                          Eigen::Index L_k) {
-  AttentionConfig<T> c;
-  c.score = score;
-  c.mask = mask;
-  c.temperature = 0.7;
-  detail::Rng rng(5);
-  if (bias_kind == 1) {
-    c.bias.softcap = 2.5;
-    c.bias.alibi_slope = 0.25;
-  } else if (bias_kind == 2) {
-    c.bias.relative = qktest::randn_vec<T>(rng, 5, 0.5);
-    c.bias.dense = qktest::randn<T>(rng, L_q, L_k, 0.5);
-    c.bias.dense(L_q - 1, 0) = -std::numeric_limits<T>::infinity();  // a masked entry via the bias
-  }
-  return c;
-}
 
 /// The scoring function's form (its prepare hook) as the CUDA kernels read it: dot-product rows
 /// or the additive projections; raw(i, j) reads them exactly as a kernel thread does.
@@ -119,8 +64,8 @@ void check_case(const std::string& score, const Size& s, const std::string& mask
   auto p64 = init_params<double>(score, s.d, s.d, 3, 11);
   if (p64.b.size()) p64.b = qktest::randn_vec(rng, 3, 0.3);
   const auto p32 = p64.cast<float>();
-  const auto c64 = config<double>(score, mask, bias_kind, s.L_q, s.L_k);
-  const auto c32 = config<float>(score, mask, bias_kind, s.L_q, s.L_k);
+  const auto c64 = qktest::config_case<double>(score, mask, bias_kind, s.L_q, s.L_k);
+  const auto c32 = qktest::config_case<float>(score, mask, bias_kind, s.L_q, s.L_k);
   const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(), Gf = G.cast<float>();
   INFO("score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k << " d=" << s.d << " d_v=" << s.d_v
                 << ", blocks " << blk.Br << "x" << blk.Bc << ", mask " << mask_name << ", bias kind "
@@ -176,7 +121,7 @@ TEST_CASE("pipeline functors in the kernels' loop structure match the double ref
   for (const Blocks blk : {Blocks{4, 4}, Blocks{4, 3}})
     for (const ScoreInfo& score : score_infos())  // every registered scoring function
       for (const Size& s : sizes)
-        for (const auto& [name, mask] : masks(s.L_q, s.L_k, blk.Br, blk.Bc))
+        for (const auto& [name, mask] : qktest::mask_cases(s.L_q, s.L_k, blk.Br, blk.Bc))
           for (int bias_kind = 0; bias_kind < 3; ++bias_kind)
             check_case(score.name, s, name, mask, bias_kind, blk, rng, /*backward=*/true);
 }
@@ -187,7 +132,7 @@ TEST_CASE("pipeline functors with the CUDA kernels' own 64 x 64 blocks match the
   const Size sizes[] = {{1, 1, 8, 4}, {63, 64, 8, 4}, {65, 63, 5, 3}, {129, 65, 8, 4}, {64, 129, 3, 2}};
   for (const char* score : {"scaled_dot", "additive"})
     for (const Size& s : sizes)
-      for (const auto& [name, mask] : masks(s.L_q, s.L_k, 64, 64))
+      for (const auto& [name, mask] : qktest::mask_cases(s.L_q, s.L_k, 64, 64))
         check_case(score, s, name, mask, name == "none" ? 2 : 0, Blocks{64, 64}, rng, /*backward=*/true);
 }
 
