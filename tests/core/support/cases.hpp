@@ -37,14 +37,17 @@ inline MaskCases mask_cases(Eigen::Index L_q, Eigen::Index L_k, Eigen::Index Br 
   MaskSpec tl;
   tl.causal = true;
   out.push_back({"causal top_left", tl});
-  MaskSpec br = tl;
+  MaskSpec br;
+  br.causal = true;
   br.alignment = CausalAlignment::bottom_right;
   out.push_back({"causal bottom_right", br});
   MaskSpec win;
   win.window_left = 2;
   win.window_right = 1;
   out.push_back({"window(2,1)", win});
-  MaskSpec cwin = br;
+  MaskSpec cwin;  // built field by field: copying a MaskSpec trips GCC 12's -Wmaybe-uninitialized
+  cwin.causal = true;
+  cwin.alignment = CausalAlignment::bottom_right;
   cwin.window_left = 1;
   cwin.key_length = std::max<Eigen::Index>(L_k - 1, 0);
   out.push_back({"causal bottom_right + window(1,-) + key_length L_k-1", cwin});

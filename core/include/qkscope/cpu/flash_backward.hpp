@@ -27,7 +27,7 @@ struct FlashGrads {
 template <class T>
 struct BackwardScratch {
   Vec<T> s, x, p, dx, tmp;  // (bq * bk) storage of S, logits, P, dP / dx; one row
-  Mat<T> dQt, dKt, dVt;
+  Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
   std::vector<double> rows;  // per query row: sum P dP logP, sum P logP, sum P dP, sum P
   void reserve(Eigen::Index n) {
@@ -49,9 +49,22 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
   w.reserve(bq * bk);
   Eigen::Map<Mat<T>> S(w.s.data(), bq, bk), X(w.x.data(), bq, bk), P(w.p.data(), bq, bk),
       dX(w.dx.data(), bq, bk);
-  sc.scores(i0, bq, j0, bk, S);
-  X = S;
-  if (!ops.plain() || ops.mods.scale_tau != T(1)) ops.logits(X, i0, j0);
+  // The logits exactly as the forward computed them (flash.hpp: without modifiers the query
+  // tile is scaled first), so that P = exp(x - lse) is consistent with the saved lse. S (the
+  // raw scores) is only read back through the modifiers, i.e. when there are some.
+  bool prescaled = false;
+  if constexpr (QueryScalable<Scorer, T>) {
+    if (ops.plain()) {
+      sc.scale_queries(i0, bq, ops.mods.scale_tau, w.Qt);
+      sc.scores_from(w.Qt, j0, bk, X);
+      prescaled = true;
+    }
+  }
+  if (!prescaled) {
+    sc.scores(i0, bq, j0, bk, S);
+    X = S;
+    if (!ops.plain() || ops.mods.scale_tau != T(1)) ops.logits(X, i0, j0);
+  }
   for (Eigen::Index r = 0; r < bq; ++r) {
     const Eigen::Index i = i0 + r;
     const auto [lo, hi] = block_range(mask, i, j0, bk);
