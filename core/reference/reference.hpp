@@ -50,6 +50,8 @@ T raw_score(const std::string& score, const Mat<T>& Q, const Mat<T>& K, const Sc
   } else if (score == "linear_concat") {
     for (Eigen::Index c = 0; c < dq; ++c) s += p.w(c) * Q(i, c);
     for (Eigen::Index c = 0; c < dk; ++c) s += p.w(dq + c) * K(j, c);
+  } else if (score == "neg_sq_euclidean") {  // Kim, Papamakarios & Mnih 2021: -|q - k|^2
+    for (Eigen::Index c = 0; c < dq; ++c) s -= (Q(i, c) - K(j, c)) * (Q(i, c) - K(j, c));
   } else {
     throw std::invalid_argument("reference: unknown score " + score);
   }
@@ -58,7 +60,7 @@ T raw_score(const std::string& score, const Mat<T>& Q, const Mat<T>& K, const Sc
 
 template <class T>
 double default_scale(const std::string& score, Eigen::Index d_k) {
-  return score == "scaled_dot" ? 1.0 / std::sqrt(double(d_k)) : 1.0;
+  return score == "scaled_dot" || score == "neg_sq_euclidean" ? 1.0 / std::sqrt(double(d_k)) : 1.0;
 }
 
 inline bool allowed(const MaskSpec& m, Eigen::Index L_q, Eigen::Index L_k, Eigen::Index i,

@@ -1,5 +1,5 @@
 // qkscope_bench — measure peak memory, validate, then time the tiled attention kernels
-// (core/include/qkscope/tiled/) against this machine's single-core Eigen GEMM (timed
+// (core/include/qkscope/cpu/) against this machine's single-core Eigen GEMM (timed
 // interleaved with the kernel, in the same process, so load hits both alike) and the
 // naive core path. Validation uses the one tolerance rule (core/reference/tolerance.hpp):
 // max|fast - ref64| <= 2 max|naive32 - ref64| + 1e-6 (1 + max|ref64|), on a query slice of
@@ -28,7 +28,7 @@
 #include "presets.hpp"
 #include "progress.hpp"
 #include "qkscope/qkscope.hpp"
-#include "qkscope/tiled/attention.hpp"
+#include "qkscope/cpu/attention.hpp"
 #include "reference/reference.hpp"
 #include "reference/tolerance.hpp"
 
@@ -198,7 +198,7 @@ int main(int argc, char** argv) try {
     die("inputs need " + std::to_string(bytes / 1e9) + " GB, more than half the available memory; "
         "reduce --heads, --batch or --len");
   const bool run_naive = c.naive >= 0 ? c.naive == 1 : (L <= 4096 && 4.0 * 6 * L * L < 0.4 * mem_available_bytes());
-  const int threads = tiled::detail::resolve_threads(c.threads);
+  const int threads = cpu::detail::resolve_threads(c.threads);
   const std::string load_start = loadavg();
   std::cout << "CPU: " << cpu_model() << ", " << std::thread::hardware_concurrency() << " cores; load average "
             << load_start << "\n";
@@ -221,17 +221,17 @@ int main(int argc, char** argv) try {
   AttentionConfig<float> cfg;
   cfg.score = c.score;
   cfg.mask.causal = c.causal;
-  const tiled::TiledOptions opt{c.block_q, c.block_k, c.threads};
-  std::vector<tiled::HeadInputs<float>> heads;
+  const cpu::TiledOptions opt{c.block_q, c.block_k, c.threads};
+  std::vector<cpu::HeadInputs<float>> heads;
   std::vector<const Matrix*> dOs;
   for (long h = 0; h < n_heads; ++h) {
     heads.push_back({&Qs[h], &Ks[h], &Vs[h]});
     dOs.push_back(&dO);
   }
-  std::vector<tiled::TiledResult<float>> outs;
+  std::vector<cpu::TiledResult<float>> outs;
   auto run_tiled = [&] {
-    outs = tiled::attention_forward_batch<float>(heads, p32, cfg, opt);
-    if (c.backward) (void)tiled::attention_backward_batch<float>(heads, p32, cfg, outs, dOs, opt);
+    outs = cpu::attention_forward_batch<float>(heads, p32, cfg, opt);
+    if (c.backward) (void)cpu::attention_backward_batch<float>(heads, p32, cfg, outs, dOs, opt);
   };
 
   // 1. Peak memory of one call, measured first so nothing else has raised the high-water mark.
@@ -264,8 +264,8 @@ int main(int argc, char** argv) try {
     const auto g64 = attention_backward<double>(Qv.cast<double>(), Kv.cast<double>(), Vv.cast<double>(), p64, cfg64, f64, G.cast<double>());
     const auto f32 = attention_forward<float>(Qv, Kv, Vv, p32, cfg);
     const auto g32 = attention_backward<float>(Qv, Kv, Vv, p32, cfg, f32, G);
-    const auto ft = tiled::attention_forward<float>(Qv, Kv, Vv, p32, cfg, opt);
-    const auto gt = tiled::attention_backward<float>(Qv, Kv, Vv, p32, cfg, ft, G, opt);
+    const auto ft = cpu::attention_forward<float>(Qv, Kv, Vv, p32, cfg, opt);
+    const auto gt = cpu::attention_backward<float>(Qv, Kv, Vv, p32, cfg, ft, G, opt);
     for (auto [name, fast, nv, rf] : {std::tuple{"dQ", &gt.dQ, &g32.dQ, &g64.dQ}, {"dK", &gt.dK, &g32.dK, &g64.dK},
                                       {"dV", &gt.dV, &g32.dV, &g64.dV}}) {
       const auto r = reference::compare(name, *fast, *nv, *rf);

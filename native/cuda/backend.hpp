@@ -17,8 +17,6 @@ class Backend {
   virtual void release(void* p) noexcept = 0;
   virtual void upload(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void download(void* dst, const void* src, std::size_t bytes) = 0;
-  virtual void normalize_rows(const float* x, float* out, long long rows, int cols) = 0;
-  virtual void matmul(const kern::MatmulParams& mp) = 0;
   virtual void convert(const float* x, void* out, long long n, kern::Elem e) = 0;
   virtual void forward(int version, const kern::FwdParams& p) = 0;
   virtual void backward(const kern::BwdParams& bp) = 0;

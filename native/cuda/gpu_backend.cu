@@ -36,10 +36,6 @@ class GpuBackend final : public Backend {
   void download(void* dst, const void* src, std::size_t bytes) override {
     check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
   }
-  void normalize_rows(const float* x, float* out, long long rows, int cols) override {
-    kern::gpu::launch_normalize_rows(x, out, rows, cols);
-  }
-  void matmul(const kern::MatmulParams& mp) override { kern::gpu::launch_matmul(mp); }
   void convert(const float* x, void* out, long long n, kern::Elem e) override { kern::gpu::launch_convert(x, out, n, e); }
   void forward(int version, const kern::FwdParams& p) override {
     if (version <= 3) kern::gpu::launch_forward_v123(version, p);

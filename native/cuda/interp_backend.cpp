@@ -27,10 +27,6 @@ class InterpreterBackend final : public Backend {
   void release(void* p) noexcept override { std::free(p); }
   void upload(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void normalize_rows(const float* x, float* out, long long rows, int cols) override {
-    kern::interp::launch_normalize_rows(x, out, rows, cols);
-  }
-  void matmul(const kern::MatmulParams& mp) override { kern::interp::launch_matmul(mp); }
   void convert(const float* x, void* out, long long n, kern::Elem e) override {
     kern::interp::launch_convert(x, out, n, e);
   }

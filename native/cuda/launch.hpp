@@ -11,8 +11,6 @@
   void launch_forward_v123(int version, const FwdParams& p);                                     \
   void launch_forward_mma(int version, const FwdParams& p);                                      \
   void launch_backward_v3(const BwdParams& bp);                                                  \
-  void launch_normalize_rows(const float* x, float* out, long long rows, int cols);              \
-  void launch_matmul(const MatmulParams& mp);                                                    \
   void launch_convert(const float* x, void* out, long long n, Elem e);                           \
   }
 

@@ -1,5 +1,5 @@
 // native/cuda/launch_v123.cu — launchers of the fp32 ladder steps 1-3 (forward) and of the
-// preprocessing kernels. Compiled by nvcc into kern::gpu, and by g++ into kern::interp
+// fp16/bf16 conversion. Compiled by nvcc into kern::gpu, and by g++ into kern::interp
 // (interp_backend.cpp includes this file with QKSCOPE_CUDA_EMULATE defined).
 #include "launch.hpp"
 #include "launch_common.inl"
@@ -63,15 +63,6 @@ void launch_forward_v123(int version, const FwdParams& p) {
   } else {
     throw std::invalid_argument("launch_forward_v123: version " + std::to_string(version));
   }
-}
-
-void launch_normalize_rows(const float* x, float* out, long long rows, int cols) {
-  QK_LAUNCH("prep_normalize_rows", prep_normalize_rows, dim3(blocks_for(rows, 8)), dim3(256), 0, x, out, rows, cols);
-}
-
-void launch_matmul(const MatmulParams& mp) {
-  QK_LAUNCH("prep_matmul", prep_matmul, dim3(blocks_for(mp.m, 16), blocks_for(mp.n, 16)), dim3(16, 16),
-            2 * 16 * 17 * sizeof(float), mp);
 }
 
 void launch_convert(const float* x, void* out, long long n, Elem e) {

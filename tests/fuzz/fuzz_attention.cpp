@@ -1,7 +1,7 @@
 // tests/fuzz/fuzz_attention.cpp — libFuzzer harness over the public C++ API: the core
 // forward and backward (float), the tiled CPU path, mixed precision (fp16 and bf16 storage)
 // and the tile functors the CUDA kernels are built from (in the kernels' loop structure,
-// tests/core/tile/emulate.hpp, wherever logits_fold_safe admits the fast path), on one
+// tests/core/pipeline/emulate.hpp, wherever logits_fold_safe admits the fast path), on one
 // case from case.hpp.
 // Properties (any violation traps, and libFuzzer keeps the input):
 //   - every call returns or throws std::invalid_argument with a message (anything else,
@@ -17,11 +17,10 @@
 
 #include "case.hpp"
 #include "qkscope/detail/logit_range.hpp"
-#include "qkscope/tile/from_core.hpp"
-#include "qkscope/tiled/attention.hpp"
+#include "qkscope/cpu/attention.hpp"
 #include "reference/reference.hpp"
 #include "support/compare.hpp"
-#include "tile/emulate.hpp"
+#include "pipeline/emulate.hpp"
 
 using namespace qkscope;
 using qkfuzz::Case;
@@ -114,12 +113,12 @@ ScoreParams<double> wide(const ScoreParams<float>& p) {
 /// r and g are the core's results, valid when core (core_bwd) is ok.
 void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const AttentionResult<float>* r,
                 const Outcome& core_bwd, const AttentionGrads<float>* g) {
-  tiled::TiledOptions opt;
+  cpu::TiledOptions opt;
   opt.block_q = f.ConsumeIntegralInRange<int>(1, 4);
   opt.block_k = f.ConsumeIntegralInRange<int>(1, 4);
   opt.threads = 1;
-  tiled::TiledResult<float> t;
-  const Outcome tf = attempt([&] { t = tiled::attention_forward(c.Q, c.K, c.V, c.params, c.cfg, opt); });
+  cpu::TiledResult<float> t;
+  const Outcome tf = attempt([&] { t = cpu::attention_forward(c.Q, c.K, c.V, c.params, c.cfg, opt); });
   if (tf.ok != core.ok || tf.error != core.error)
     finding("tiled forward and core disagree: core '" + (core.ok ? "ok" : core.error) + "', tiled '" +
                 (tf.ok ? "ok" : tf.error) + "'",
@@ -129,7 +128,7 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
     finding("tiled forward returned a non-finite output or a NaN logsumexp", c);
   const auto cd = wide(c.cfg);
   const auto pd = wide(c.params);
-  if (!tiled::tiled_supported(c.cfg)) {  // the core's own result, passed through
+  if (!cpu::tiled_supported(c.cfg)) {  // the core's own result, passed through
     if (t.output != r->output) finding("tiled fallback output differs from the core", c);
     return;
   }
@@ -146,16 +145,16 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
       qkscope::detail::logits_fold_safe<float>(c.cfg.score, c.Q, c.K, c.params, r->scale, c.cfg.temperature,
                                                c.cfg.bias, c.Q.rows(), c.K.rows())) {
     const MaskFn mfn = resolve_mask(c.cfg.mask, c.Q.rows(), c.K.rows());
-    const tile::Logits<float> lg{tile::to_tile(mfn), tile::to_tile(c.cfg.bias, r->scale, c.cfg.temperature, mfn)};
+    const pipeline::Logits<float> lg{mfn, score_mods(c.cfg.bias, r->scale, c.cfg.temperature, mfn.offset)};
     const auto emu = qktile::flash_forward<float>(
         [&](int i, int j) { return float(c.Q.row(i).dot(c.K.row(j))); }, c.V.data(), int(c.V.cols()), lg,
-        tile::BlockClassifier{lg.mask, int(opt.block_q), int(opt.block_k), nullptr});
+        pipeline::BlockClassifier{lg.mask, int(opt.block_q), int(opt.block_k), nullptr});
     match(c, "tile functors output", Eigen::Map<const Matrix>(emu.out.data(), c.Q.rows(), c.V.cols()), r->output,
           ref.output);
   }
 
   AttentionGrads<float> tg;
-  const Outcome tb = attempt([&] { tg = tiled::attention_backward(c.Q, c.K, c.V, c.params, c.cfg, t, c.dO, opt); });
+  const Outcome tb = attempt([&] { tg = cpu::attention_backward(c.Q, c.K, c.V, c.params, c.cfg, t, c.dO, opt); });
   if (tb.ok != core_bwd.ok || tb.error != core_bwd.error)
     finding("tiled backward and core disagree: core '" + (core_bwd.ok ? "ok" : core_bwd.error) +
                 "', tiled '" + (tb.ok ? "ok" : tb.error) + "'",

@@ -17,6 +17,8 @@ let qk;
 before(async () => {
   qk = await load();
 });
+// The registry's names, known before the tests are declared: one test per scoring function.
+const scoreNames = (await load()).scoreFunctions.map((s) => s.name);
 
 const base = () => ({ query: X, key: X, value: X });
 
@@ -78,9 +80,9 @@ describe('worked example (X = Q = K = V, scaled_dot)', () => {
 });
 
 describe('scoring functions (iterating the registry)', () => {
-  test('the registry lists the six functions in tutorial order, params as arrays', () => {
+  test('the registry lists the seven functions in tutorial order, params as arrays', () => {
     assert.deepEqual(qk.scoreFunctions.map((s) => s.name),
-      ['dot', 'scaled_dot', 'cosine', 'bilinear', 'additive', 'linear_concat']);
+      ['dot', 'scaled_dot', 'cosine', 'bilinear', 'additive', 'linear_concat', 'neg_sq_euclidean']);
     const byName = Object.fromEntries(qk.scoreFunctions.map((s) => [s.name, s]));
     assert.deepEqual(byName.additive.params, ['W_q', 'W_k', 'v', 'b']);
     assert.deepEqual(byName.bilinear.params, ['W']);
@@ -88,13 +90,16 @@ describe('scoring functions (iterating the registry)', () => {
     assert.deepEqual(byName.dot.params, []);
     assert.equal(byName.dot.sameDim, true);
     assert.equal(byName.bilinear.sameDim, false);
+    assert.deepEqual(byName.neg_sq_euclidean.params, []);
+    assert.equal(byName.neg_sq_euclidean.sameDim, true);
+    assert.equal(byName.neg_sq_euclidean.label, 'Negative squared Euclidean distance');
     for (const s of qk.scoreFunctions) {
       assert.equal(typeof s.label, 'string');
       assert.ok(s.tex.length > 0);
     }
   });
 
-  for (const name of ['dot', 'scaled_dot', 'cosine', 'bilinear', 'additive', 'linear_concat']) {
+  for (const name of scoreNames) {
     test(`${name}: finite weights, rows sum to 1, params reported`, () => {
       const info = qk.scoreFunctions.find((s) => s.name === name);
       assert.ok(info, `${name} is registered`);
@@ -110,7 +115,7 @@ describe('scoring functions (iterating the registry)', () => {
 
   test('every registered function runs (the list comes from C++, not from this test)', () => {
     const Q = randomMatrix(4, 3, 11), K = randomMatrix(5, 3, 12), V = randomMatrix(5, 2, 13);
-    for (const { name } of qk.scoreFunctions) {
+    for (const name of scoreNames) {
       const r = qk.forward({ query: Q, key: K, value: V, score: name });
       assertFinite(r.weights.data, name);
       assertRowStochastic(r.weights, name);

@@ -5,6 +5,7 @@
 //   s     = scale * raw                  scale defaults to f's (1/sqrt(d_k) for scaled_dot)
 //   s     = bias(s)                      softcap -> ALiBi -> relative -> dense (bias/bias.hpp)
 //   z     = mask(s)                      -inf where the mask says no (mask/mask.hpp)
+//   (scale, biases and mask run through the one per-element implementation, pipeline/)
 //   P     = normalizer(z / tau)          row-wise (norm/registry.hpp); tau = temperature
 //   O     = P V                                                                        (L_q, d_v)
 // Temperature is applied inside the normalizer, after the row max is subtracted, so
@@ -212,31 +213,29 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
 
-  r.scores = T(r.scale) * r.raw_scores;
-  apply_score_mods(cfg.bias, mask.offset, r.scores);
-  // Before the dense bias (whose -inf entries mean "masked"), every score must be finite:
-  // an overflow to -inf must not pass for a mask.
-  for (Eigen::Index i = 0; i < shape.L_q; ++i)
-    for (Eigen::Index j = 0; j < shape.L_k; ++j)
-      if (!std::isfinite(double(r.scores(i, j))))
+  // The pipeline's functors (pipeline/), element by element; the temperature is applied
+  // inside the normalizer, so the modifiers here stop at z.
+  const auto mods = score_mods(cfg.bias, r.scale, 1.0, mask.offset);
+  r.scores.resize(shape.L_q, shape.L_k);
+  r.masked_scores.resize(shape.L_q, shape.L_k);
+  for (int i = 0; i < mask.L_q; ++i)
+    for (int j = 0; j < mask.L_k; ++j) {
+      const T s = mods.modified(r.raw_scores(i, j), i, j);
+      // Before the dense bias (whose -inf entries mean "masked"), every score must be
+      // finite: an overflow to -inf must not pass for a mask.
+      if (!std::isfinite(double(s)))
         detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
-                     "): " + detail::num(r.scores(i, j)) +
+                     "): " + detail::num(s) + " (scale or inputs too large for this precision)");
+      const T z = mods.add_dense(s, i, j);
+      // A finite bias entry plus a finite score can still overflow (-3e38 + -1e38): that
+      // -inf is an overflow, not a mask (only -inf entries of the bias mask).
+      if (!std::isfinite(double(z)) && cfg.bias.dense.size() && std::isfinite(double(cfg.bias.dense(i, j))))
+        detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
+                     ") after adding bias.dense " + detail::num(cfg.bias.dense(i, j)) +
                      " (scale or inputs too large for this precision)");
-  if (cfg.bias.dense.size()) {
-    r.scores += cfg.bias.dense;
-    // A finite bias entry plus a finite score can still overflow (-3e38 + -1e38): that -inf
-    // is an overflow, not a mask (only -inf entries of the bias mask).
-    for (Eigen::Index i = 0; i < shape.L_q; ++i)
-      for (Eigen::Index j = 0; j < shape.L_k; ++j)
-        if (std::isfinite(double(cfg.bias.dense(i, j))) && !std::isfinite(double(r.scores(i, j))))
-          detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
-                       ") after adding bias.dense " + detail::num(cfg.bias.dense(i, j)) +
-                       " (scale or inputs too large for this precision)");
-  }
-  r.masked_scores = r.scores;
-  for (Eigen::Index i = 0; i < shape.L_q; ++i)
-    for (Eigen::Index j = 0; j < shape.L_k; ++j)
-      if (!mask(i, j)) r.masked_scores(i, j) = -std::numeric_limits<T>::infinity();
+      r.scores(i, j) = z;
+      r.masked_scores(i, j) = mask(i, j) ? z : -std::numeric_limits<T>::infinity();
+    }
 
   r.weights.resize(shape.L_q, shape.L_k);
   visit_normalizer(cfg.normalizer, [&](auto n) {
@@ -322,22 +321,19 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   }
   g.dtemperature = dtau;
 
-  // Through the biases (reverse order): dense, relative, ALiBi (no parameters), softcap.
+  // Through the biases (reverse order): dense, relative, ALiBi (no parameters), softcap,
+  // scale, with the pipeline's functor (tau is the normalizer's: 1 here; the diagonal offset
+  // only moves ALiBi, which has no gradient).
   const auto& b = cfg.bias;
+  const auto mods = score_mods(b, fwd.scale, 1.0, 0);
   if (b.dense.size()) g.ddense = dZ;
-  if (b.relative.size()) {
-    const Eigen::Index R = b.relative.size() / 2;
-    g.drelative = Vec<T>::Zero(b.relative.size());
-    for (Eigen::Index i = 0; i < shape.L_q; ++i)
-      for (Eigen::Index j = 0; j < shape.L_k; ++j) g.drelative(detail::relative_index(i, j, R)) += dZ(i, j);
-  }
-  Mat<T> dS = dZ;
-  if (b.softcap) {
-    // s_capped = c tanh(s / c): ds = dcapped (1 - tanh^2).
-    const Mat<T> t = (T(fwd.scale) * fwd.raw_scores / T(*b.softcap)).array().tanh().matrix();
-    dS = (dS.array() * (T(1) - t.array().square())).matrix();
-  }
-  dS *= T(fwd.scale);
+  if (b.relative.size()) g.drelative = Vec<T>::Zero(b.relative.size());
+  Mat<T> dS(shape.L_q, shape.L_k);
+  for (int i = 0; i < int(shape.L_q); ++i)
+    for (int j = 0; j < int(shape.L_k); ++j) {
+      if (mods.relative) g.drelative(mods.relative_index(i, j)) += dZ(i, j);
+      dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
+    }
 
   visit_score(cfg.score, [&](auto f) {
     ScoreGrads<T> sg;

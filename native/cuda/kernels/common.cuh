@@ -1,7 +1,7 @@
 // native/cuda/kernels/common.cuh — what every kernel file includes: the CUDA headers (or
 // the CPU interpreter in their place), shared-memory and launch macros, warp reductions,
 // element loads, and the per-head view of the launch parameters (GQA mapping, per-sequence
-// key length, per-head ALiBi slope) built from the tile/ functors.
+// key length, per-head ALiBi slope) built from the pipeline/ functors.
 #pragma once
 
 #if defined(QKSCOPE_CUDA_EMULATE)
@@ -35,7 +35,7 @@
 
 namespace qkscope::cuda::kern::QK_IMPL {
 
-using tile::offset_t;
+using pipeline::offset_t;
 
 constexpr unsigned kFull = 0xffffffffu;
 
@@ -44,7 +44,7 @@ constexpr unsigned kFull = 0xffffffffu;
 template <int width>
 QK_DEVICE float group_max(float v) {
   QK_UNROLL
-  for (int o = width / 2; o > 0; o /= 2) v = tile::max_(v, __shfl_xor_sync(kFull, v, o));
+  for (int o = width / 2; o > 0; o /= 2) v = pipeline::max_(v, __shfl_xor_sync(kFull, v, o));
   return v;
 }
 template <int width>
@@ -74,8 +74,8 @@ QK_DEVICE __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bflo
 
 /// The launch parameters as seen by one flat query head bh = b * heads + h.
 struct HeadView {
-  tile::Mask mask;             // with the sequence's key length
-  tile::ScoreMods<float> mods; // with the head's ALiBi slope
+  pipeline::Mask mask;             // with the sequence's key length
+  pipeline::ScoreMods<float> mods; // with the head's ALiBi slope
   offset_t q = 0, k = 0, v = 0, o = 0, row = 0;  // element offsets of q, k, v, o; row offset (lse)
 };
 
@@ -93,8 +93,8 @@ QK_DEVICE HeadView head_view(const FwdParams& p, int bh) {
 }
 
 /// The classifier of a kernel with (Br x Bc) blocks, using the call's block map when there is one.
-QK_DEVICE tile::BlockClassifier classifier(const FwdParams& p, const tile::Mask& m, int Br, int Bc) {
-  tile::BlockClassifier c;
+QK_DEVICE pipeline::BlockClassifier classifier(const FwdParams& p, const pipeline::Mask& m, int Br, int Bc) {
+  pipeline::BlockClassifier c;
   c.mask = m;
   c.Br = Br;
   c.Bc = Bc;
@@ -120,7 +120,7 @@ struct DotScore {
 };
 struct AdditiveScore {
   static constexpr bool additive = true;
-  QK_DEVICE static float combine(float acc, float q, float k, float v) { return fmaf(v, tile::tanh_(q + k), acc); }
+  QK_DEVICE static float combine(float acc, float q, float k, float v) { return fmaf(v, pipeline::tanh_(q + k), acc); }
   /// The same term from ea = e^{2q}, eb = e^{2k}: tanh(q + k) = 1 - 2 / (ea eb + 1), one
   /// reciprocal instead of a tanhf. Absolute error ~2e-7 for |q|, |k| <= kExpLimit (the
   /// product may overflow to inf there: the reciprocal is 0, tanh = 1, as it should be).

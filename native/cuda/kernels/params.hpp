@@ -3,27 +3,27 @@
 // Layouts (row-major, heads stacked as row blocks, like mha/config.hpp):
 //   q: (batch*heads,    L_q, d)     o: (batch*heads, L_q, d_v)    lse: (batch*heads, L_q)
 //   k: (batch*kv_heads, L_k, d)     v: (batch*kv_heads, L_k, d_v)
-// d is the width the kernel scores with: d_k for the dot family after preprocessing
-// (cosine rows normalised, bilinear Q W, linear_concat [a, 1] / [1, c]), d_h for additive
+// d is the width the kernel scores with: that of the scoring function's form (its prepare
+// hook, score/forms.hpp) as dot-product rows, or d_h for the additive form
 // (q = Q W_q^T + b, k = K W_k^T, add_v = v).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "qkscope/tile/tile.hpp"
+#include "qkscope/pipeline/pipeline.hpp"
 
 namespace qkscope::cuda::kern {
 
 /// Element type of q, k, v: fp32 for versions 1-3, fp16/bf16 for the tensor-core versions.
 enum class Elem : std::uint8_t { f32 = 0, f16 = 1, bf16 = 2 };
 
-/// Block shape of the block map (tile::build_block_map) that keep masks come with; every
+/// Block shape of the block map (pipeline::build_block_map) that keep masks come with; every
 /// flash kernel's blocks divide it (64 x 64, 16 x 64).
 inline constexpr int kMapBr = 64, kMapBc = 64;
 
 struct FwdParams {
-  tile::Heads heads;
+  pipeline::Heads heads;
   int L_q = 0, L_k = 0, d = 0, d_v = 0;
   Elem elem = Elem::f32;
   bool additive = false;                 // S_ij = sum_h add_v[h] tanh(q_ih + k_jh)
@@ -34,10 +34,10 @@ struct FwdParams {
   float* o = nullptr;
   float* lse = nullptr;
   float* scores = nullptr;               // versions 1-2: (batch*heads, L_q, L_k) logits, then P
-  tile::Mask mask;                       // per head; mask.keep points to device bytes
+  pipeline::Mask mask;                       // per head; mask.keep points to device bytes
   const int* key_lengths = nullptr;      // (batch) per-sequence key lengths, or nullptr
   const std::uint8_t* block_map = nullptr;  // (kMapBr x kMapBc) block kinds for keep masks
-  tile::ScoreMods<float> mods;           // relative / dense point to device arrays
+  pipeline::ScoreMods<float> mods;           // relative / dense point to device arrays
   const float* slopes = nullptr;         // (heads) ALiBi slope per head, or nullptr
   int kv_splits = 1;                     // version 3: CTAs sharing one query block's keys (gridDim.z)
   float* part_o = nullptr;               // kv_splits > 1: (kv_splits, batch*heads, L_q, d_v) partial O
@@ -51,17 +51,6 @@ struct BwdParams {
   float* dq = nullptr;                   // (batch*heads, L_q, d)
   float* dk = nullptr;                   // (batch*kv_heads, L_k, d)
   float* dv = nullptr;                   // (batch*kv_heads, L_k, d_v)
-};
-
-/// Row-major Y(k, n) = y[k * stride_k + n * stride_n]: W as given, or a transposed weight.
-struct MatmulParams {
-  const float* x = nullptr;  // (m, kdim)
-  const float* y = nullptr;
-  long long stride_k = 0, stride_n = 0;
-  const float* bias = nullptr;  // (n) or nullptr
-  float* out = nullptr;         // (m, n) = x Y + bias
-  long long m = 0;
-  int kdim = 0, n = 0;
 };
 
 // ---- Block shapes and shared memory of every kernel (the host checks them before launch) ----

@@ -4,7 +4,7 @@
 //   v1_pv:      one thread per (i, c):  O_ic = sum_j P_ij V_jc
 // Every scoring function (dot family and additive), fp32. Reads each q, k row L times from
 // global memory and writes/reads the (L_q, L_k) matrix three times: the baseline the later
-// versions remove. The mask/modifier/softmax math is the tile/ functors'.
+// versions remove. The mask/modifier/softmax math is the pipeline/ functors'.
 #pragma once
 
 #include "common.cuh"
@@ -18,7 +18,7 @@ __global__ void v1_logits(FwdParams p) {
   const int bh = int(blockIdx.z);
   if (i >= p.L_q || j >= p.L_k) return;
   const HeadView h = head_view(p, bh);
-  float x = tile::neg_inf<float>();
+  float x = pipeline::neg_inf<float>();
   if (h.mask(i, j)) {
     const float* q = static_cast<const float*>(p.q) + h.q + offset_t(i) * p.d;
     const float* k = static_cast<const float*>(p.k) + h.k + offset_t(j) * p.d;
@@ -34,9 +34,9 @@ __global__ void v1_softmax(FwdParams p) {
   const int bh = int(blockIdx.y);
   if (i >= p.L_q) return;
   float* row = p.scores + (offset_t(bh) * p.L_q + i) * p.L_k;
-  float m = tile::neg_inf<float>();
-  for (int j = 0; j < p.L_k; ++j) m = tile::max_(m, row[j]);
-  tile::OnlineSoftmax<float> st;  // one block holding the whole row
+  float m = pipeline::neg_inf<float>();
+  for (int j = 0; j < p.L_k; ++j) m = pipeline::max_(m, row[j]);
+  pipeline::OnlineSoftmax<float> st;  // one block holding the whole row
   st.rescale(m);
   float l = 0;
   for (int j = 0; j < p.L_k; ++j) l += st.p(row[j]);

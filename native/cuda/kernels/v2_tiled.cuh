@@ -3,9 +3,9 @@
 // warp per row softmax:
 //   v2_logits:  S tile = Q tile . K tile^T over d in steps of 16 (additive: the tanh sum over
 //               d_h in steps of 16); 16 x 16 blocks of the mask that are fully masked are not
-//               computed at all (tile::Mask::classify), only written as -inf.
+//               computed at all (pipeline::Mask::classify), only written as -inf.
 //   v2_softmax: one warp per row: max, sum and normalise with warp shuffles.
-//   v2_pv:      O tile = P tile . V tile over the key range the band allows (tile::keys_for).
+//   v2_pv:      O tile = P tile . V tile over the key range the band allows (pipeline::keys_for).
 // Each q/k element is read from global memory L/16 times instead of L times; the (L_q, L_k)
 // matrix still goes through global memory (what version 3 removes).
 #pragma once
@@ -25,12 +25,12 @@ __global__ void __launch_bounds__(256) v2_logits(FwdParams p) {
   const int j0 = int(blockIdx.x) * T, i0 = int(blockIdx.y) * T, bh = int(blockIdx.z);
   const HeadView h = head_view(p, bh);
   const int i = i0 + ty, j = j0 + tx;
-  const tile::BlockKind kind =
-      h.mask.classify(i0, tile::imin(i0 + T, p.L_q), j0, tile::imin(j0 + T, p.L_k));
+  const pipeline::BlockKind kind =
+      h.mask.classify(i0, pipeline::imin(i0 + T, p.L_q), j0, pipeline::imin(j0 + T, p.L_k));
   const float* q = static_cast<const float*>(p.q) + h.q;
   const float* k = static_cast<const float*>(p.k) + h.k;
   float s = 0;
-  if (kind != tile::BlockKind::empty) {  // uniform over the block: the barriers stay convergent
+  if (kind != pipeline::BlockKind::empty) {  // uniform over the block: the barriers stay convergent
     for (int k0 = 0; k0 < p.d; k0 += T) {
       As[ty * LD + tx] = (i0 + ty < p.L_q && k0 + tx < p.d) ? q[offset_t(i0 + ty) * p.d + k0 + tx] : 0.f;
       Bs[ty * LD + tx] = (j0 + ty < p.L_k && k0 + tx < p.d) ? k[offset_t(j0 + ty) * p.d + k0 + tx] : 0.f;
@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(256) v2_logits(FwdParams p) {
   }
   if (i < p.L_q && j < p.L_k)
     p.scores[(h.row + i) * p.L_k + j] =
-        kind == tile::BlockKind::empty ? tile::neg_inf<float>() : tile::Logits<float>{h.mask, h.mods}(s, i, j, kind);
+        kind == pipeline::BlockKind::empty ? pipeline::neg_inf<float>() : pipeline::Logits<float>{h.mask, h.mods}(s, i, j, kind);
 }
 
 __global__ void __launch_bounds__(256) v2_softmax(FwdParams p) {
@@ -52,9 +52,9 @@ __global__ void __launch_bounds__(256) v2_softmax(FwdParams p) {
   const int i = int(blockIdx.x) * 8 + w, bh = int(blockIdx.y);
   if (i >= p.L_q) return;  // whole warps leave together; no block barrier follows
   float* row = p.scores + (offset_t(bh) * p.L_q + i) * p.L_k;
-  float m = tile::neg_inf<float>();
-  for (int j = lane; j < p.L_k; j += 32) m = tile::max_(m, row[j]);
-  tile::OnlineSoftmax<float> st;
+  float m = pipeline::neg_inf<float>();
+  for (int j = lane; j < p.L_k; j += 32) m = pipeline::max_(m, row[j]);
+  pipeline::OnlineSoftmax<float> st;
   st.rescale(group_max<32>(m));
   float l = 0;
   for (int j = lane; j < p.L_k; j += 32) l += st.p(row[j]);
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(256) v2_pv(FwdParams p) {
   const float* P = p.scores + h.row * p.L_k;
   const float* V = static_cast<const float*>(p.v) + h.v;
   // Keys outside the band have P = 0: only the band's key range is multiplied.
-  const tile::Range kr = h.mask.keys_for(i0, tile::imin(i0 + T, p.L_q));
+  const pipeline::Range kr = h.mask.keys_for(i0, pipeline::imin(i0 + T, p.L_q));
   float acc = 0;
   if (!kr.empty())
     for (int j0 = (kr.begin / T) * T; j0 < kr.end; j0 += T) {

@@ -1,6 +1,6 @@
 // native/cuda/kernels/v3_backward.cuh — backward of the flash forward (fp32, dot family),
 // FlashAttention-2 style (Dao 2023, Alg. 2): P is recomputed from the saved logsumexp,
-//   P = e^{x - lse},  D_i = sum_c dO_ic O_ic,  dx = P (dO V^T - D),  draw = tile::grad_raw(dx)
+//   P = e^{x - lse},  D_i = sum_c dO_ic O_ic,  dx = P (dO V^T - D),  draw = pipeline::grad_raw(dx)
 //   dV = P^T dO,  dK = draw^T Q,  dQ = draw K.
 // Three kernels, no atomics, deterministic:
 //   v3_bwd_delta: one thread per row computes D (in dP's summation order).
@@ -45,7 +45,7 @@ QK_DEVICE void load_tile(float* dst, int ld, const float* src, int r0, int n, in
 
 /// The 64 x 64 tiles S = Q K^T and dP = dO V^T of threads (ty, tx), turned into P and
 /// dL/draw (rows ty*4 + r, keys tx + 16 n), written to Ps (if given) and dSs.
-QK_DEVICE void p_and_ds(const tile::Logits<float>& lg, tile::BlockKind kind, int i0, int j0, const float* Qs,
+QK_DEVICE void p_and_ds(const pipeline::Logits<float>& lg, pipeline::BlockKind kind, int i0, int j0, const float* Qs,
                         const float* Ks, int ldq, int d, const float* dOs, const float* Vs, int ldv, int dv,
                         const float* shift_s, const float* D_s, float* Ps, float* dSs, int tx, int ty) {
   constexpr int LDP = V3Bwd::LDP;
@@ -83,9 +83,9 @@ QK_DEVICE void p_and_ds(const tile::Logits<float>& lg, tile::BlockKind kind, int
     for (int n = 0; n < 4; ++n) {
       const int cc = tx + 16 * n;
       const float x = lg(s[r][n], i0 + rr, j0 + cc, kind);
-      const float pr = tile::exp_(x - shift_s[rr]);
+      const float pr = pipeline::exp_(x - shift_s[rr]);
       if (Ps) Ps[rr * LDP + cc] = pr;
-      dSs[rr * LDP + cc] = lg.mods.grad_raw(tile::softmax_grad(pr, dp[r][n], D_s[rr]), s[r][n]);
+      dSs[rr * LDP + cc] = lg.mods.grad_raw(pipeline::softmax_grad(pr, dp[r][n], D_s[rr]), s[r][n]);
     }
   }
 }
@@ -119,19 +119,19 @@ __global__ void __launch_bounds__(256, 1) v3_bwd_dkdv(BwdParams bp) {
   const int first = p.heads.first_query_head(g);
   for (int bh = first; bh < first + p.heads.group(); ++bh) {
     const HeadView h = head_view(p, bh);
-    const tile::Logits<float> lg{h.mask, h.mods};
-    const tile::BlockClassifier bc = classifier(p, h.mask, BR, BC);
-    const tile::Range qbs = bc.query_blocks(kb);
+    const pipeline::Logits<float> lg{h.mask, h.mods};
+    const pipeline::BlockClassifier bc = classifier(p, h.mask, BR, BC);
+    const pipeline::Range qbs = bc.query_blocks(kb);
     for (int qb = qbs.begin; qb < qbs.end; ++qb) {
-      const tile::BlockKind kind = bc(qb, kb);
-      if (kind == tile::BlockKind::empty) continue;
+      const pipeline::BlockKind kind = bc(qb, kb);
+      if (kind == pipeline::BlockKind::empty) continue;
       const int i0 = qb * BR;
       __syncthreads();  // the previous query block's tiles are consumed
       bwd::load_tile(Qs, ldq, static_cast<const float*>(p.q) + h.q, i0, BR, p.L_q, d, tid);
       bwd::load_tile(dOs, ldv, bp.dout + h.o, i0, BR, p.L_q, dv, tid);
       if (tid < BR) {
         const bool in = i0 + tid < p.L_q;
-        shift_s[tid] = in ? tile::recompute_shift(p.lse[h.row + i0 + tid]) : tile::pos_inf<float>();
+        shift_s[tid] = in ? pipeline::recompute_shift(p.lse[h.row + i0 + tid]) : pipeline::pos_inf<float>();
         D_s[tid] = in ? bp.delta[h.row + i0 + tid] : 0.f;
       }
       __syncthreads();
@@ -167,8 +167,8 @@ __global__ void __launch_bounds__(256, 1) v3_bwd_dq(BwdParams bp) {
   const int qb = int(blockIdx.x), bh = int(blockIdx.y), i0 = qb * BR;
   const int d = p.d, dv = p.d_v, ldq = odd_stride(d), ldv = odd_stride(dv);
   const HeadView h = head_view(p, bh);
-  const tile::Logits<float> lg{h.mask, h.mods};
-  const tile::BlockClassifier bc = classifier(p, h.mask, BR, BC);
+  const pipeline::Logits<float> lg{h.mask, h.mods};
+  const pipeline::BlockClassifier bc = classifier(p, h.mask, BR, BC);
   QK_SMEM(smem);
   float* Qs = reinterpret_cast<float*>(smem);  // [BR][ldq]
   float* dOs = Qs + BR * ldq;                  // [BR][ldv]
@@ -181,17 +181,17 @@ __global__ void __launch_bounds__(256, 1) v3_bwd_dq(BwdParams bp) {
   bwd::load_tile(dOs, ldv, bp.dout + h.o, i0, BR, p.L_q, dv, tid);
   if (tid < BR) {
     const bool in = i0 + tid < p.L_q;
-    shift_s[tid] = in ? tile::recompute_shift(p.lse[h.row + i0 + tid]) : tile::pos_inf<float>();
+    shift_s[tid] = in ? pipeline::recompute_shift(p.lse[h.row + i0 + tid]) : pipeline::pos_inf<float>();
     D_s[tid] = in ? bp.delta[h.row + i0 + tid] : 0.f;
   }
   const int ii = tid / 4, c0 = tid % 4;  // this thread's row and first column
   float dq[M];
   QK_UNROLL
   for (int m = 0; m < M; ++m) dq[m] = 0.f;
-  const tile::Range kbs = bc.key_blocks(qb);
+  const pipeline::Range kbs = bc.key_blocks(qb);
   for (int kb = kbs.begin; kb < kbs.end; ++kb) {
-    const tile::BlockKind kind = bc(qb, kb);
-    if (kind == tile::BlockKind::empty) continue;
+    const pipeline::BlockKind kind = bc(qb, kb);
+    if (kind == pipeline::BlockKind::empty) continue;
     const int j0 = kb * BC;
     __syncthreads();
     bwd::load_tile(Ks, ldq, static_cast<const float*>(p.k) + h.k, j0, BC, p.L_k, d, tid);

@@ -2,7 +2,7 @@
 // One block of 256 threads per (query block of BR = 16 RM rows, head); key blocks of 64:
 //   for each key block the band allows (BlockClassifier::key_blocks), skipping empty ones:
 //     S = Q K^T (additive: sum_h v_h tanh(A_ih + B_jh), d_h streamed in chunks of 32)
-//     x = tile::Logits(S);  m, l, acc updated by tile::OnlineSoftmax;  acc += P V
+//     x = pipeline::Logits(S);  m, l, acc updated by pipeline::OnlineSoftmax;  acc += P V
 //   O = acc / l,  lse = m + log l   (saved for the backward, FlashAttention-2 style)
 // Never stores the (L_q, L_k) matrix, nor the additive (L_q, L_k, d_h) tanh tensor.
 // Threads form a 16 x 16 grid: thread (ty, tx) owns rows ty*RM + r and keys tx + 16 n of the
@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
   const int qb = int(blockIdx.x), bh = int(blockIdx.y), split = int(blockIdx.z), i0 = qb * BR;
   const int d = p.d, dv = p.d_v;
   const HeadView h = head_view(p, bh);
-  const tile::Logits<float> lg{h.mask, h.mods};
-  const tile::BlockClassifier bc = classifier(p, h.mask, BR, BC);
+  const pipeline::Logits<float> lg{h.mask, h.mods};
+  const pipeline::BlockClassifier bc = classifier(p, h.mask, BR, BC);
   const float* q = static_cast<const float*>(p.q) + h.q;
   const float* k = static_cast<const float*>(p.k) + h.k;
   const float* v = static_cast<const float*>(p.v) + h.v;
@@ -55,22 +55,22 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
       Qs[r * ldq + c] = i0 + r < p.L_q ? q[offset_t(i0 + r) * d + c] : 0.f;
     }
 
-  tile::OnlineSoftmax<float> st[RM];
+  pipeline::OnlineSoftmax<float> st[RM];
   float acc[RM][VN];
   QK_UNROLL
   for (int r = 0; r < RM; ++r)
     QK_UNROLL
     for (int c = 0; c < VN; ++c) acc[r][c] = 0.f;
 
-  tile::Range kbs = bc.key_blocks(qb);
+  pipeline::Range kbs = bc.key_blocks(qb);
   if (p.kv_splits > 1) {  // this CTA's share of the key blocks
     const int n = kbs.end - kbs.begin, b0 = kbs.begin;
     kbs.begin = b0 + int((long long)n * split / p.kv_splits);
     kbs.end = b0 + int((long long)n * (split + 1) / p.kv_splits);
   }
   for (int kb = kbs.begin; kb < kbs.end; ++kb) {
-    const tile::BlockKind kind = bc(qb, kb);  // the same for every thread of the block
-    if (kind == tile::BlockKind::empty) continue;
+    const pipeline::BlockKind kind = bc(qb, kb);  // the same for every thread of the block
+    if (kind == pipeline::BlockKind::empty) continue;
     const int j0 = kb * BC;
     __syncthreads();  // every thread is done with the previous block's P, V, K
     for (int e = tid; e < BC * dv; e += 256) {
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
       static_assert(BR * HC % 256 == 0 && BC * HC % 256 == 0, "chunk shares must be whole");
       float ra[QL], rb[KL];
       auto fetch = [&](int h) {
-        const int n = tile::imin(HC, d - h);
+        const int n = pipeline::imin(HC, d - h);
         QK_UNROLL
         for (int u = 0; u < QL; ++u) {
           const int e = tid + 256 * u, r = e / HC, c = e % HC;
@@ -122,20 +122,20 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
       };
       fetch(0);
       for (int h0 = 0; h0 < d; h0 += HC) {
-        const int hn = tile::imin(HC, d - h0);
+        const int hn = pipeline::imin(HC, d - h0);
         __syncthreads();  // the previous chunk (and its warp maxima) has been consumed
         float big = 0.f;  // largest |A|, |B| this thread stored
         QK_UNROLL
         for (int u = 0; u < QL; ++u) {
           const int e = tid + 256 * u;
           Qs[(e / HC) * ldq + e % HC] = ra[u];
-          big = tile::max_(big, ra[u] < 0.f ? -ra[u] : ra[u]);
+          big = pipeline::max_(big, ra[u] < 0.f ? -ra[u] : ra[u]);
         }
         QK_UNROLL
         for (int u = 0; u < KL; ++u) {
           const int e = tid + 256 * u;
           Ks[(e / HC) * ldq + e % HC] = rb[u];
-          big = tile::max_(big, rb[u] < 0.f ? -rb[u] : rb[u]);
+          big = pipeline::max_(big, rb[u] < 0.f ? -rb[u] : rb[u]);
         }
         if (h0 + HC < d) fetch(h0 + HC);  // in flight while this chunk is computed
         if (tid < HC) vs[tid] = tid < hn ? p.add_v[h0 + tid] : 0.f;
@@ -144,11 +144,11 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
         __syncthreads();
         float chunk_max = 0.f;
         QK_UNROLL
-        for (int w = 0; w < 8; ++w) chunk_max = tile::max_(chunk_max, wmax[w]);
+        for (int w = 0; w < 8; ++w) chunk_max = pipeline::max_(chunk_max, wmax[w]);
         if (chunk_max <= AdditiveScore::kExpLimit) {  // the same decision in every thread
           // Each thread turns the values it stored into e^{2x}: no other thread touches them.
-          for (int e = tid; e < BR * HC; e += 256) Qs[(e / HC) * ldq + e % HC] = tile::exp_(2.f * Qs[(e / HC) * ldq + e % HC]);
-          for (int e = tid; e < BC * HC; e += 256) Ks[(e / HC) * ldq + e % HC] = tile::exp_(2.f * Ks[(e / HC) * ldq + e % HC]);
+          for (int e = tid; e < BR * HC; e += 256) Qs[(e / HC) * ldq + e % HC] = pipeline::exp_(2.f * Qs[(e / HC) * ldq + e % HC]);
+          for (int e = tid; e < BC * HC; e += 256) Ks[(e / HC) * ldq + e % HC] = pipeline::exp_(2.f * Ks[(e / HC) * ldq + e % HC]);
           __syncthreads();
           // All HC steps, unrolled: columns past hn hold e^0 = 1 and weight 0 (term 0), and a
           // compile-time trip count lets the loads and reciprocals of later steps overlap.
@@ -185,11 +185,11 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
     QK_UNROLL
     for (int r = 0; r < RM; ++r) {
       const int i = i0 + ty * RM + r;
-      float mx = tile::neg_inf<float>();
+      float mx = pipeline::neg_inf<float>();
       QK_UNROLL
       for (int n = 0; n < CN; ++n) {
         s[r][n] = lg(s[r][n], i, j0 + tx + 16 * n, kind);
-        mx = tile::max_(mx, s[r][n]);
+        mx = pipeline::max_(mx, s[r][n]);
       }
       const float alpha = st[r].rescale(group_max<16>(mx));
       float sum = 0.f;
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
       for (int c = 0; c < VN; ++c) acc[r][c] *= alpha;
     }
     __syncwarp();  // the half-warp's P rows are visible to the half-warp (V was synced above)
-    const int bk = tile::imin(BC, p.L_k - j0);
+    const int bk = pipeline::imin(BC, p.L_k - j0);
     for (int j = 0; j < bk; ++j) {
       float vv[VN];
       QK_UNROLL
@@ -243,12 +243,12 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
 __global__ void __launch_bounds__(128) v3_combine(FwdParams p) {
   const offset_t rows = offset_t(p.heads.count()) * p.L_q, r = offset_t(blockIdx.x);
   const int dv = p.d_v;
-  float m = tile::neg_inf<float>();
-  for (int s = 0; s < p.kv_splits; ++s) m = tile::max_(m, p.part_lse[s * rows + r]);
+  float m = pipeline::neg_inf<float>();
+  for (int s = 0; s < p.kv_splits; ++s) m = pipeline::max_(m, p.part_lse[s * rows + r]);
   float w[kV3MaxSplits], l = 0.f;
   QK_UNROLL
   for (int s = 0; s < kV3MaxSplits; ++s) {
-    w[s] = s < p.kv_splits && m != tile::neg_inf<float>() ? tile::exp_(p.part_lse[s * rows + r] - m) : 0.f;
+    w[s] = s < p.kv_splits && m != pipeline::neg_inf<float>() ? pipeline::exp_(p.part_lse[s * rows + r] - m) : 0.f;
     l += w[s];
   }
   const float inv = l > 0.f ? 1.f / l : 0.f;
@@ -259,7 +259,7 @@ __global__ void __launch_bounds__(128) v3_combine(FwdParams p) {
       if (s < p.kv_splits) acc = fmaf(w[s], p.part_o[(s * rows + r) * dv + c], acc);
     p.o[r * dv + c] = acc * inv;
   }
-  if (threadIdx.x == 0) p.lse[r] = l > 0.f ? m + tile::log_(l) : tile::neg_inf<float>();
+  if (threadIdx.x == 0) p.lse[r] = l > 0.f ? m + pipeline::log_(l) : pipeline::neg_inf<float>();
 }
 
 }  // namespace qkscope::cuda::kern::QK_IMPL

@@ -5,7 +5,7 @@
 //   zero-padded to D in shared memory).
 //   Q fragments stay in registers for the whole loop. Per key block and warp:
 //     S (16 x 64)  = 8 n-blocks x D/16 k-steps of mma(Q frag, K frag)
-//     x = tile::Logits(S); row max/sum over the 4 lanes of a quad (2 xor-shuffles);
+//     x = pipeline::Logits(S); row max/sum over the 4 lanes of a quad (2 xor-shuffles);
 //     P is rounded to E and reused directly as the A fragments of P V (the C layout of two
 //     m16n8 tiles is the A layout of one m16n8k16: no shared-memory round trip);
 //     O (16 x D) += D/8 n-blocks x 4 k-steps of mma(P frag, V frag).
@@ -96,7 +96,7 @@ struct MmaFlash {
   static constexpr bool kQInRegs = D <= 64;
   std::uint32_t qa[kQInRegs ? KS : 1][4];
   float acc[ND][4];
-  tile::OnlineSoftmax<float> st[2];  // rows g and g + 8 of the warp's 16
+  pipeline::OnlineSoftmax<float> st[2];  // rows g and g + 8 of the warp's 16
 
   QK_DEVICE void init() {
     QK_UNROLL
@@ -120,7 +120,7 @@ struct MmaFlash {
       for (int ks = 0; ks < KS; ++ks) q_frag(qa[ks], Qs, ks, warp, g, t);
   }
   /// One key block: Ks, Vs are [BC][LD] tiles of keys j0.. (zero-padded); Qs the Q tile.
-  QK_DEVICE void step(const E* Qs, const E* Ks, const E* Vs, const tile::Logits<float>& lg, tile::BlockKind kind,
+  QK_DEVICE void step(const E* Qs, const E* Ks, const E* Vs, const pipeline::Logits<float>& lg, pipeline::BlockKind kind,
                       int i0, int j0, int warp, int g, int t) {
     float s[NB][4];
     QK_UNROLL
@@ -144,13 +144,13 @@ struct MmaFlash {
       }
     }
     const int row0 = i0 + warp * 16 + g;
-    float mx[2] = {tile::neg_inf<float>(), tile::neg_inf<float>()};
+    float mx[2] = {pipeline::neg_inf<float>(), pipeline::neg_inf<float>()};
     QK_UNROLL
     for (int nb = 0; nb < NB; ++nb)
       QK_UNROLL
       for (int e = 0; e < 4; ++e) {
         s[nb][e] = lg(s[nb][e], row0 + (e >> 1) * 8, j0 + nb * 8 + 2 * t + (e & 1), kind);
-        mx[e >> 1] = tile::max_(mx[e >> 1], s[nb][e]);
+        mx[e >> 1] = pipeline::max_(mx[e >> 1], s[nb][e]);
       }
     float alpha[2], sum[2] = {0.f, 0.f};
     QK_UNROLL
@@ -221,8 +221,8 @@ __global__ void __launch_bounds__(128) v4_forward(FwdParams p) {
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int qb = int(blockIdx.x), bh = int(blockIdx.y), i0 = qb * BR;
   const HeadView h = head_view(p, bh);
-  const tile::Logits<float> lg{h.mask, h.mods};
-  const tile::BlockClassifier bc = classifier(p, h.mask, BR, BC);
+  const pipeline::Logits<float> lg{h.mask, h.mods};
+  const pipeline::BlockClassifier bc = classifier(p, h.mask, BR, BC);
   QK_SMEM(smem);
   E* Qs = reinterpret_cast<E*>(smem);  // [BR][LD]
   E* Ks = Qs + BR * LD;                // [BC][LD]
@@ -232,10 +232,10 @@ __global__ void __launch_bounds__(128) v4_forward(FwdParams p) {
   MmaFlash<E, D> f;
   f.init();
   f.load_q(Qs, warp, g, t);
-  const tile::Range kbs = bc.key_blocks(qb);
+  const pipeline::Range kbs = bc.key_blocks(qb);
   for (int kb = kbs.begin; kb < kbs.end; ++kb) {
-    const tile::BlockKind kind = bc(qb, kb);
-    if (kind == tile::BlockKind::empty) continue;
+    const pipeline::BlockKind kind = bc(qb, kb);
+    if (kind == pipeline::BlockKind::empty) continue;
     const int j0 = kb * BC;
     __syncthreads();  // the previous K, V tiles are consumed
     load_tile_e<E, D>(Ks, static_cast<const E*>(p.k) + h.k, j0, BC, p.L_k, p.d, tid);

@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(128) v5_forward(FwdParams p) {
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int qb = int(blockIdx.x), bh = int(blockIdx.y), i0 = qb * BR;
   const HeadView h = head_view(p, bh);
-  const tile::Logits<float> lg{h.mask, h.mods};
-  const tile::BlockClassifier bc = classifier(p, h.mask, BR, BC);
+  const pipeline::Logits<float> lg{h.mask, h.mods};
+  const pipeline::BlockClassifier bc = classifier(p, h.mask, BR, BC);
   const E* q = static_cast<const E*>(p.q) + h.q;
   const E* k = static_cast<const E*>(p.k) + h.k;
   const E* v = static_cast<const E*>(p.v) + h.v;
@@ -84,10 +84,10 @@ __global__ void __launch_bounds__(128) v5_forward(FwdParams p) {
     zero_columns<E, D>(Ks0 + s * stride, BC, p.d, tid);
     zero_columns<E, D>(Vs0 + s * stride, BC, p.d_v, tid);
   }
-  const tile::Range kbs = bc.key_blocks(qb);
+  const pipeline::Range kbs = bc.key_blocks(qb);
   auto next_block = [&](int kb) {  // the next key block that is not fully masked
     for (++kb; kb < kbs.end; ++kb)
-      if (bc(qb, kb) != tile::BlockKind::empty) break;
+      if (bc(qb, kb) != pipeline::BlockKind::empty) break;
     return kb;
   };
   int cur = next_block(kbs.begin - 1);

@@ -11,10 +11,14 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "qkscope/qkscope.hpp"
 #include "qkscope_cuda.hpp"
 #include "reference/reference.hpp"
+#include "support/cases.hpp"
 #include "support/compare.hpp"
 #include "support/random.hpp"
 
@@ -32,49 +36,29 @@ struct Heads {
   std::vector<Eigen::Index> key_lengths; // per sequence, or empty
 };
 
-inline std::vector<std::pair<std::string, MaskSpec>> masks(Eigen::Index L_q, Eigen::Index L_k) {
-  std::vector<std::pair<std::string, MaskSpec>> out;
-  out.push_back({"none", {}});
-  MaskSpec tl;
-  tl.causal = true;
-  out.push_back({"causal top_left", tl});
-  MaskSpec br;
-  br.causal = true;
-  br.alignment = CausalAlignment::bottom_right;
-  out.push_back({"causal bottom_right", br});
-  MaskSpec win;
-  win.window_left = 5;
-  win.window_right = 2;
-  win.key_length = std::max<Eigen::Index>(L_k - 3, 0);
-  out.push_back({"window(5,2) + key_length L_k-3", win});
-  MaskSpec zero;
-  zero.key_length = 0;
-  out.push_back({"key_length 0 (every row fully masked)", zero});
-  MaskSpec keep;  // the first 64 x 64 block fully masked (skipped via the block map) and row 1 empty
-  keep.keep = KeepMask::Constant(L_q, L_k, true);
-  keep.keep.topLeftCorner(std::min<Eigen::Index>(L_q, 64), std::min<Eigen::Index>(L_k, 64)).setConstant(false);
-  if (L_q > 1) keep.keep.row(1).setConstant(false);
-  out.push_back({"keep: first block and row 1 fully masked", keep});
-  return out;
+/// The shared mask cases (support/cases.hpp) with the kernels' 64 x 64 blocks.
+inline qktest::MaskCases masks(Eigen::Index L_q, Eigen::Index L_k) { return qktest::mask_cases(L_q, L_k, 64, 64); }
+
+/// Whether scoring function F runs in the additive form (the fused tanh kernels: versions 1-3,
+/// forward only) rather than as dot-product rows (every version, backward on version 3).
+template <class F>
+constexpr bool additive_form() {
+  using Form = decltype(F::template prepare<float>(std::declval<const Matrix&>(), std::declval<const Matrix&>(),
+                                                   std::declval<const ScoreParams<float>&>()));
+  return std::is_same_v<Form, score::AdditiveForm<float>>;
 }
 
-template <class T>
-AttentionConfig<T> config(const std::string& score, const MaskSpec& mask, int bias_kind, Eigen::Index L_q,
-                          Eigen::Index L_k) {
-  AttentionConfig<T> c;
-  c.score = score;
-  c.mask = mask;
-  c.temperature = 0.8;
-  detail::Rng rng(5);
-  if (bias_kind == 1) {
-    c.bias.softcap = 3.0;
-    c.bias.alibi_slope = 0.125;
-  } else if (bias_kind == 2) {
-    c.bias.relative = qktest::randn_vec<T>(rng, 7, 0.5);
-    c.bias.dense = qktest::randn<T>(rng, L_q, L_k, 0.5);
-    c.bias.dense(L_q - 1, 0) = -std::numeric_limits<T>::infinity();
-  }
-  return c;
+/// Every registered scoring function (registry order) that kernel `version` runs: all of them on
+/// versions 1-3, the dot-product forms on the tensor-core versions 4-5 and in the backward.
+inline std::vector<std::string> scores_for(int version, bool backward = false) {
+  std::vector<std::string> out;
+  std::apply([&](auto... f) {
+    ((((version <= 3 && !backward) || !additive_form<decltype(f)>()) ? out.push_back(decltype(f)::name) : void()), ...);
+  }, ScoreFunctions{});
+  return out;
+}
+inline bool has_backward(const std::string& score) {
+  return visit_score(score, [](auto f) { return !additive_form<decltype(f)>(); });
 }
 
 template <class E>
@@ -84,23 +68,18 @@ Matrix round_to(const Matrix& m) {
 
 /// Naive half-precision attention (see the file header) of one head, from the float reference.
 /// What is rounded is what a framework would hand its fp16 attention: the scoring function's
-/// query/key rows after preprocessing (cosine: normalised rows; bilinear: Q W; linear_concat:
-/// [Q w_q, 1] and [1, K w_k]), scored as a plain dot product with the call's scale.
+/// query/key rows after its prepare hook (score/forms.hpp's dot_rows: cosine's normalised rows,
+/// bilinear's Q W, linear_concat's [Q w_q, 1] and [1, K w_k], ...), scored as a plain dot
+/// product with the call's scale.
 template <class E>
 Matrix naive_low_precision(const Matrix& Q, const Matrix& K, const Matrix& V, const ScoreParams<float>& p,
                            const AttentionConfig<float>& c) {
-  Matrix Qs = Q, Ks = K;
-  if (c.score == "cosine") {
-    Qs = score::Cosine::clamped_norms(Q).cwiseInverse().asDiagonal() * Q;
-    Ks = score::Cosine::clamped_norms(K).cwiseInverse().asDiagonal() * K;
-  } else if (c.score == "bilinear") {
-    Qs = Q * p.W;
-  } else if (c.score == "linear_concat") {
-    Qs = Matrix::Ones(Q.rows(), 2);
-    Ks = Matrix::Ones(K.rows(), 2);
-    Qs.col(0) = Q * p.w.head(Q.cols());
-    Ks.col(1) = K * p.w.tail(K.cols());
-  }
+  Matrix Qs, Ks;
+  visit_score(c.score, [&](auto f) {
+    auto rows = score::kernel_rows<decltype(f)>(Q, K, p, 1, false);
+    Qs = std::move(rows.q);
+    Ks = std::move(rows.k);
+  });
   AttentionConfig<float> dot = c;
   dot.score = "dot";
   dot.scale = c.scale.value_or(
@@ -126,8 +105,8 @@ inline void check(const std::string& score, const Size& size, const std::string&
   auto p64 = init_params<double>(score, s.d, s.d, 5, 11);
   if (p64.b.size()) p64.b = qktest::randn_vec(rng, 5, 0.3);
   const auto p32 = p64.cast<float>();
-  const auto c64 = config<double>(score, mask, bias_kind, s.L_q, s.L_k);
-  const auto c32 = config<float>(score, mask, bias_kind, s.L_q, s.L_k);
+  const auto c64 = qktest::config_case<double>(score, mask, bias_kind, s.L_q, s.L_k);
+  const auto c32 = qktest::config_case<float>(score, mask, bias_kind, s.L_q, s.L_k);
   const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(), Gf = G.cast<float>();
   cuda::Options o = opt;
   o.batch = hs.batch;

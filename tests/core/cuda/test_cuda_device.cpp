@@ -38,11 +38,6 @@ cuda::Options gpu(int version, cuda::Precision p) {
   return o;
 }
 
-std::vector<const char*> scores_for(int version) {
-  if (version >= 4) return {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat"};
-  return {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat", "additive"};
-}
-
 }  // namespace
 
 TEST_CASE("GPU: without a usable device the API says why and throws std::runtime_error", "[cuda][gpu]") {
@@ -68,7 +63,7 @@ TEST_CASE("GPU: every version matches the double reference across 64-blocks, mas
   const Size sizes[] = {{1, 1, 8, 8}, {63, 64, 16, 8}, {65, 63, 64, 64}, {129, 129, 128, 128}, {129, 300, 72, 40}};
   int k = 0;
   for (int version = 1; version <= 5; ++version)
-    for (const char* score : scores_for(version))
+    for (const std::string& score : qkcuda::scores_for(version))
       for (const Size& s : sizes)
         for (const auto& [name, mask] : qkcuda::masks(s.L_q, s.L_k))
           for (auto prec : version <= 3 ? std::vector{cuda::Precision::fp32}
@@ -95,7 +90,7 @@ TEST_CASE("GPU: version 3 backward matches the core's gradients", "[cuda][gpu]")
   if (!have_gpu()) return;
   detail::Rng rng(23);
   const Size sizes[] = {{1, 1, 8, 8}, {63, 65, 16, 8}, {129, 64, 64, 64}, {130, 200, 128, 128}, {70, 70, 33, 17}};
-  for (const char* score : {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat"})
+  for (const std::string& score : qkcuda::scores_for(3, true))
     for (const Size& s : sizes)
       for (const auto& [name, mask] : qkcuda::masks(s.L_q, s.L_k))
         qkcuda::check(score, s, name, mask, int(s.L_q) % 3, gpu(3, cuda::Precision::fp32), Heads{}, rng, true);

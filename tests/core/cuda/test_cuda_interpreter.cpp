@@ -14,9 +14,6 @@ using qkcuda::Size;
 
 namespace {
 
-const char* const kAll[] = {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat", "additive"};
-const char* const kTensorCore[] = {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat"};
-
 cuda::Options interp(int version, cuda::Precision p = cuda::Precision::fp32) {
   cuda::Options o;
   o.version = version;
@@ -52,8 +49,7 @@ TEST_CASE("interpreter: every kernel version matches the double reference for ev
     const Size s = version == 5 ? Size{65, 130, 16, 8} : Size{65, 130, 7, 5};
     const auto ms = qkcuda::masks(s.L_q, s.L_k);
     int i = 0;
-    for (const char* score : version >= 4 ? std::vector<const char*>(std::begin(kTensorCore), std::end(kTensorCore))
-                                          : std::vector<const char*>(std::begin(kAll), std::end(kAll))) {
+    for (const std::string& score : qkcuda::scores_for(version)) {
       for (std::size_t m = 0; m < ms.size(); m += 2, ++i) {  // each score sees half the masks, all scores all
         const auto& [name, mask] = ms[(m + std::size_t(i)) % ms.size()];
         qkcuda::check(score, s, name, mask, i % 3, interp(version, precision_for(version, i)), Heads{}, rng, false);
@@ -136,7 +132,7 @@ TEST_CASE("interpreter: version 3 backward (recompute P from logsumexp) matches 
   const Size s{65, 70, 9, 6};
   const auto ms = qkcuda::masks(s.L_q, s.L_k);
   int i = 0;
-  for (const char* score : kTensorCore)
+  for (const std::string& score : qkcuda::scores_for(3, true))
     for (std::size_t m = 0; m < ms.size(); m += 3, ++i) {
       const auto& [name, mask] = ms[(m + std::size_t(i)) % ms.size()];
       qkcuda::check(score, s, name, mask, i % 3, interp(3), Heads{}, rng, true);
@@ -155,13 +151,12 @@ TEST_CASE("interpreter, exhaustive: every version x score x mask x bias x bounda
     const std::vector<Size> sizes = version == 5 ? std::vector<Size>{{1, 1, 8, 8}, {63, 64, 16, 8}, {65, 130, 8, 16}, {129, 63, 8, 8}}
                                                  : std::vector<Size>{{1, 1, 1, 1}, {63, 64, 5, 3}, {65, 130, 7, 9}, {129, 63, 3, 5}};
     int i = 0;
-    for (const char* score : version >= 4 ? std::vector<const char*>(std::begin(kTensorCore), std::end(kTensorCore))
-                                          : std::vector<const char*>(std::begin(kAll), std::end(kAll)))
+    for (const std::string& score : qkcuda::scores_for(version))
       for (const Size& s : sizes)
         for (const auto& [name, mask] : qkcuda::masks(s.L_q, s.L_k))
           for (int bias = 0; bias < 3; ++bias, ++i)
             qkcuda::check(score, s, name, mask, bias, interp(version, precision_for(version, i)), Heads{}, rng,
-                          version == 3 && score != std::string("additive"));
+                          version == 3 && qkcuda::has_backward(score));
   }
 }
 

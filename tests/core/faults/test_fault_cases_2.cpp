@@ -10,9 +10,8 @@
 #include <limits>
 
 #include "qkscope/qkscope.hpp"
-#include "qkscope/tile/from_core.hpp"
-#include "qkscope/tiled/attention.hpp"
-#include "tile/emulate.hpp"
+#include "qkscope/cpu/attention.hpp"
+#include "pipeline/emulate.hpp"
 
 using namespace qkscope;
 using Catch::Matchers::WithinAbs;
@@ -63,8 +62,8 @@ AttentionResult<T> from_scores(const Mat<T>& s, const Mat<T>& V, AttentionConfig
   return attention_forward<T>(s, Mat<T>::Identity(s.cols(), s.cols()), V, {}, c);
 }
 
-tiled::TiledOptions tiles(Eigen::Index bq, Eigen::Index bk) {
-  tiled::TiledOptions o;
+cpu::TiledOptions tiles(Eigen::Index bq, Eigen::Index bk) {
+  cpu::TiledOptions o;
   o.block_q = bq;
   o.block_k = bk;
   o.threads = 1;
@@ -90,9 +89,9 @@ TEST_CASE("B21: softcap applies after the scale and before the mask; masked keys
   check_row(g.dQ.row(0), {0.0419344, 0.0419344, -0.0480564, -0.0480564});
   check_row(g.dK.col(0), {-0.0480564, 0.0899908, 0.0});
   // The tiled path (softcap inside its element-wise pipeline) agrees.
-  const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, tiles(1, 2));
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, tiles(1, 2));
   check_row(t.output.row(0), {1.354583});
-  const auto tg = tiled::attention_backward<float>(Q, K, V, {}, c, t, m2({{1}}), tiles(1, 2));
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, m2({{1}}), tiles(1, 2));
   check_row(tg.dK.col(0), {-0.0480564, 0.0899908, 0.0});
 }
 
@@ -190,18 +189,18 @@ TEST_CASE("B27: tiled online softmax with 2-key tiles: valid rows with very nega
   for (Eigen::Index bq : {1, 2, 4})
     for (Eigen::Index bk : {1, 2, 3, 4}) {
       INFO("tiles " << bq << " x " << bk);
-      const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, tiles(bq, bk));
+      const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, tiles(bq, bk));
       check_row(t.output.col(0), {3.268941, 1.507347, 1.0, 0.0});
       CHECK(t.logsumexp(3) == -std::numeric_limits<float>::infinity());
     }
-  // The tile functors of the CUDA kernels in their loop structure (tests/core/tile/emulate.hpp).
+  // The tile functors of the CUDA kernels in their loop structure (tests/core/pipeline/emulate.hpp).
   const MaskFn mfn = resolve_mask(c.mask, 4, 4);
-  const tile::Logits<float> lg{tile::to_tile(mfn), tile::to_tile(c.bias, 1.0, 1.0, mfn)};
+  const pipeline::Logits<float> lg{mfn, score_mods(c.bias, 1.0, 1.0, mfn.offset)};
   for (int Br : {1, 2})
     for (int Bc : {1, 2, 4}) {
       INFO("CUDA tile functors, blocks " << Br << " x " << Bc);
       const auto emu = qktile::flash_forward<float>([&](int i, int j) { return float(Q.row(i).dot(K.row(j))); },
-                                                    V.data(), 1, lg, tile::BlockClassifier{lg.mask, Br, Bc, nullptr});
+                                                    V.data(), 1, lg, pipeline::BlockClassifier{lg.mask, Br, Bc, nullptr});
       check_row(Eigen::Map<const Vector>(emu.out.data(), 4), {3.268941, 1.507347, 1.0, 0.0});
       CHECK(emu.lse[3] == -std::numeric_limits<float>::infinity());
     }
@@ -222,7 +221,7 @@ TEST_CASE("B29: the scale multiplies q . k only, once; the additive bias is not 
   AttentionConfig<float> e = c;  // the same scale given explicitly is applied once, not twice
   e.scale = 0.5;
   check_row(attention_forward<float>(Q, K, V, {}, e).weights.row(0), {0.705385, 0.259496, 0.035119});
-  check_row(tiled::attention_forward<float>(Q, K, V, {}, c, tiles(1, 2)).output.row(0), {1.329735});
+  check_row(cpu::attention_forward<float>(Q, K, V, {}, c, tiles(1, 2)).output.row(0), {1.329735});
 }
 
 TEST_CASE("B31: masks apply to the logits before normalisation (-inf, not x 0, not after softmax); "
@@ -239,7 +238,7 @@ TEST_CASE("B31: masks apply to the logits before normalisation (-inf, not x 0, n
   t.score = "dot";
   t.scale = 1.0;
   const Matrix S = m2({{0.0, 0.0, 200.0}});
-  const auto tr = tiled::attention_forward<float>(S, Matrix::Identity(3, 3), V, {}, t, tiles(1, 1));
+  const auto tr = cpu::attention_forward<float>(S, Matrix::Identity(3, 3), V, {}, t, tiles(1, 1));
   check_row(tr.output.row(0), {1.5});
 }
 

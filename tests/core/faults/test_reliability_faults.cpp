@@ -11,7 +11,7 @@
 
 #include "qkscope/detail/logit_range.hpp"
 #include "qkscope/qkscope.hpp"
-#include "qkscope/tiled/attention.hpp"
+#include "qkscope/cpu/attention.hpp"
 
 using namespace qkscope;
 using Catch::Matchers::Contains;
@@ -39,8 +39,8 @@ AttentionConfig<T> config(const char* score, double tau = 1.0) {
   return c;
 }
 
-tiled::TiledOptions one_thread() {
-  tiled::TiledOptions o;
+cpu::TiledOptions one_thread() {
+  cpu::TiledOptions o;
   o.threads = 1;
   return o;
 }
@@ -82,7 +82,7 @@ TEST_CASE("Gumbel noise is finite for every draw: the uniform draw that rounded 
   auto cf = config<float>("scaled_dot");
   cf.normalizer = "gumbel_softmax";
   cf.norm_options.get<norm::GumbelSoftmax>().seed = seed;
-  const auto t = tiled::attention_forward<float>(m1({{0}}), m1({{0}}), m1({{1}}), {}, cf, one_thread());
+  const auto t = cpu::attention_forward<float>(m1({{0}}), m1({{0}}), m1({{1}}), {}, cf, one_thread());
   CHECK(t.output(0, 0) == 1.0f);
   const Mat<Eigen::half> h = m1({{0}}).cast<Eigen::half>(), v = m1({{1}}).cast<Eigen::half>();
   const auto mx = precision::attention_forward_mixed<Eigen::half, float>(h, h, v, {}, cf);
@@ -95,7 +95,7 @@ TEST_CASE("a temperature above the float maximum is an error naming the temperat
   auto c = config<float>("scaled_dot", 1e39);
   c.mask.key_length = 1;
   CHECK_THROWS_WITH(attention_forward<float>(Q, K, V, {}, c), Contains("temperature 1e+39 overflows to inf"));
-  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c, one_thread()), Contains("temperature 1e+39"));
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c, one_thread()), Contains("temperature 1e+39"));
   const Mat<Eigen::bfloat16> Qb = Q.cast<Eigen::bfloat16>(), Kb = K.cast<Eigen::bfloat16>();
   CHECK_THROWS_WITH((precision::attention_forward_mixed<Eigen::bfloat16, float>(Qb, Kb, Kb, {}, c)),
                     Contains("temperature"));
@@ -126,7 +126,7 @@ TEST_CASE("temperature 3.4e38 with scores +-3e38: (z - max) / tau is formed with
     const auto g = attention_backward<float>(Q, K, V, {}, c, r, m1({{1}}));
     CHECK(std::isfinite(g.dtemperature));
     if (std::string(n) == "softmax") {
-      const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, one_thread());
+      const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
       CHECK_THAT(t.output(0, 0), WithinAbs(1.146202, 4e-6));
       CHECK(t.logsumexp(0) == r.logsumexp(0));
     }
@@ -154,8 +154,8 @@ TEST_CASE("backward: dP = dO V^T overflowing float gives the exact gradients (0)
   CHECK(g.dtemperature == 0);
   CHECK_THAT(double(g.dV(0, 0)), WithinAbs(0.6697615493266569e20, 1e14));
   CHECK_THAT(double(g.dV(1, 0)), WithinAbs(0.3302384506733431e20, 1e14));
-  const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, one_thread());
-  const auto tg = tiled::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
   CHECK(tg.dQ.isZero(0));
   CHECK(tg.dK.isZero(0));
   CHECK(tg.dtemperature == 0);
@@ -174,8 +174,8 @@ TEST_CASE("backward at a denormal temperature: the exact finite gradient, or an 
     const auto g = attention_backward<float>(Q, K, V, {}, c, r, m1({{1}}));
     CHECK(g.dQ.isZero(0));
     CHECK(g.dtemperature == 0);
-    const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, one_thread());
-    const auto tg = tiled::attention_backward<float>(Q, K, V, {}, c, t, m1({{1}}), one_thread());
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+    const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, m1({{1}}), one_thread());
     CHECK(tg.dQ.isZero(0));
   }
   // Values 1 and 2: dz = [-0.25, 0.25] / 1e-40 = -+2.5e39, past FLT_MAX: an error, not NaN.
@@ -183,8 +183,8 @@ TEST_CASE("backward at a denormal temperature: the exact finite gradient, or an 
     const Matrix V = m1({{1}, {2}});
     const auto r = attention_forward<float>(Q, K, V, {}, c);
     CHECK_THROWS_WITH(attention_backward<float>(Q, K, V, {}, c, r, m1({{1}})), Contains("gradient overflowed"));
-    const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, one_thread());
-    CHECK_THROWS_WITH(tiled::attention_backward<float>(Q, K, V, {}, c, t, m1({{1}}), one_thread()),
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+    CHECK_THROWS_WITH(cpu::attention_backward<float>(Q, K, V, {}, c, t, m1({{1}}), one_thread()),
                       Contains("gradient overflowed"));
     // In double the same gradient is representable: dQ = 0.7071 * (-2.5e39, 2.5e39).
     const auto cd = config<double>("scaled_dot", 1e-40);
@@ -203,9 +203,9 @@ TEST_CASE("tiled: logits past -FLT_MAX after / tau still attend (fast path and c
     auto c = config<float>("dot", 1e-3);
     const Matrix Q = m1({{-3e38}}), K = m1({{1}}), V = m1({{1}});
     CHECK(attention_forward<float>(Q, K, V, {}, c).output(0, 0) == 1.0f);
-    const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, one_thread());
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
     CHECK(t.output(0, 0) == 1.0f);
-    const auto g = tiled::attention_backward<float>(Q, K, V, {}, c, t, m1({{1}}), one_thread());
+    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, m1({{1}}), one_thread());
     CHECK(g.dQ(0, 0) == 0.0f);
     CHECK_FALSE(detail::logits_fold_safe<float>("dot", Q, K, {}, 1.0, 1e-3, c.bias, 1, 1));
   }
@@ -215,7 +215,7 @@ TEST_CASE("tiled: logits past -FLT_MAX after / tau still attend (fast path and c
     c.bias.dense = m1({{-3.4e38}});
     const Matrix Q = m1({{1}}), K = m1({{1}}), V = m1({{1}});
     CHECK(attention_forward<float>(Q, K, V, {}, c).output(0, 0) == 1.0f);
-    CHECK(tiled::attention_forward<float>(Q, K, V, {}, c, one_thread()).output(0, 0) == 1.0f);
+    CHECK(cpu::attention_forward<float>(Q, K, V, {}, c, one_thread()).output(0, 0) == 1.0f);
   }
   // q . k = -1e40 overflows float before any division: both refuse with one message.
   {
@@ -223,7 +223,7 @@ TEST_CASE("tiled: logits past -FLT_MAX after / tau still attend (fast path and c
     const Matrix Q = m1({{-1e20}}), K = m1({{1e20}}), V = m1({{1}});
     std::string core, fast;
     try { attention_forward<float>(Q, K, V, {}, c); } catch (const std::invalid_argument& e) { core = e.what(); }
-    try { tiled::attention_forward<float>(Q, K, V, {}, c, one_thread()); } catch (const std::invalid_argument& e) { fast = e.what(); }
+    try { cpu::attention_forward<float>(Q, K, V, {}, c, one_thread()); } catch (const std::invalid_argument& e) { fast = e.what(); }
     CHECK_THAT(core, Contains("scores overflowed"));
     CHECK(core == fast);
   }
@@ -237,7 +237,7 @@ TEST_CASE("a finite dense bias that overflows the score is an error, not a mask"
   c.bias.dense = m1({{-3e38, 0}});
   const Matrix Q = m1({{-1e38}}), K = m1({{1}, {1}}), V = m1({{1}, {2}});
   CHECK_THROWS_WITH(attention_forward<float>(Q, K, V, {}, c), Contains("after adding bias.dense"));
-  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c, one_thread()), Contains("after adding bias.dense"));
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c, one_thread()), Contains("after adding bias.dense"));
 }
 
 TEST_CASE("cosine: never above 1, exact ties of parallel keys go to the lowest index, zero query has "
@@ -279,8 +279,8 @@ TEST_CASE("tiled backward recomputes the forward's logits exactly: one key at ta
   auto c = config<float>("scaled_dot", 1e-3);
   for (int n = 0; n < 50; ++n) {
     const Matrix Q = m1({{3 * rng.normal()}}), K = m1({{rng.normal()}}), V = m1({{1}}), dO = m1({{1}});
-    const auto t = tiled::attention_forward<float>(Q, K, V, {}, c, one_thread());
-    const auto g = tiled::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
     INFO("q " << Q(0, 0) << ", k " << K(0, 0));
     CHECK(g.dV(0, 0) == 1.0f);
   }

@@ -6,6 +6,7 @@
 
 #include "qkscope/qkscope.hpp"
 #include "reference/reference.hpp"
+#include "support/cases.hpp"
 #include "support/compare.hpp"
 #include "support/gradcheck.hpp"
 #include "support/random.hpp"
@@ -14,32 +15,6 @@ using namespace qkscope;
 using qktest::Shape;
 
 namespace {
-
-/// The mask variants swept: none, key padding, both causal alignments, a window,
-/// and an explicit mask that leaves row 0 with no key (fully masked row).
-std::vector<std::pair<std::string, MaskSpec>> mask_variants(const Shape& s) {
-  std::vector<std::pair<std::string, MaskSpec>> out;
-  out.push_back({"none", {}});
-  MaskSpec pad;
-  pad.key_length = (s.L_k + 1) / 2;
-  out.push_back({"key_length", pad});
-  MaskSpec tl;
-  tl.causal = true;
-  out.push_back({"causal top_left", tl});
-  MaskSpec br = tl;
-  br.alignment = CausalAlignment::bottom_right;
-  out.push_back({"causal bottom_right", br});
-  MaskSpec win;
-  win.window_left = 1;
-  win.window_right = 0;
-  win.alignment = CausalAlignment::bottom_right;
-  out.push_back({"window(1,0)", win});
-  MaskSpec empty_row;
-  empty_row.keep = KeepMask::Constant(s.L_q, s.L_k, true);
-  empty_row.keep.row(0).setConstant(false);
-  out.push_back({"row 0 fully masked", empty_row});
-  return out;
-}
 
 template <class F>
 std::vector<Shape> shapes_for() {
@@ -59,7 +34,7 @@ TEMPLATE_LIST_TEST_CASE("every scoring function x mask x normalizer matches the 
                   V = qktest::randn(rng, s.L_k, s.d_v);
     const auto p64 = init_params<double>(F::name, s.d_q, s.d_k, s.d_h, 7);
     const auto p32 = p64.template cast<float>();
-    for (const auto& [mask_name, mask] : mask_variants(s)) {
+    for (const auto& [mask_name, mask] : qktest::mask_cases(s.L_q, s.L_k)) {
       for (const bool biased : {false, true})
       for (const auto& ninfo : normalizer_infos()) {
         AttentionConfig<double> c64;
@@ -113,7 +88,7 @@ TEMPLATE_LIST_TEST_CASE("every scoring function's gradients match finite differe
   using F = TestType;
   detail::Rng rng(7);
   for (const Shape& s : shapes_for<F>()) {
-    for (const auto& [mask_name, mask] : mask_variants(s)) {
+    for (const auto& [mask_name, mask] : qktest::mask_cases(s.L_q, s.L_k)) {
       for (const auto& ninfo : normalizer_infos()) {
         qktest::Problem pr;
         pr.Q = qktest::randn(rng, s.L_q, s.d_q);

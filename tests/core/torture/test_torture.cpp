@@ -1,6 +1,6 @@
 // Numerics torture suite: hostile but valid inputs on every CPU path. For each case the
 // core (float), the tiled CPU kernels (small odd tiles) and, where logits_fold_safe admits
-// the fast path, the tile functors the CUDA kernels are built from (tests/core/tile/
+// the fast path, the tile functors the CUDA kernels are built from (tests/core/pipeline/
 // emulate.hpp) either all match the double reference under the suite's one tolerance rule
 // (support/compare.hpp, the reference run in float as the bar), or all refuse with the same
 // std::invalid_argument message. Cases: huge and tiny logits, all-equal scores, -inf bias
@@ -15,12 +15,11 @@
 
 #include "qkscope/detail/logit_range.hpp"
 #include "qkscope/qkscope.hpp"
-#include "qkscope/tile/from_core.hpp"
-#include "qkscope/tiled/attention.hpp"
+#include "qkscope/cpu/attention.hpp"
 #include "reference/reference.hpp"
 #include "support/compare.hpp"
 #include "support/random.hpp"
-#include "tile/emulate.hpp"
+#include "pipeline/emulate.hpp"
 
 using namespace qkscope;
 using Catch::Matchers::Contains;
@@ -64,12 +63,12 @@ void torture(const Torture& t) {
   AttentionResult<float> core;
   AttentionGrads<float> core_g;
   const std::string e_core = error_of([&] { core = attention_forward<float>(t.Q, t.K, t.V, {}, t.cfg); });
-  tiled::TiledOptions opt;
+  cpu::TiledOptions opt;
   opt.block_q = 3;
   opt.block_k = 5;
   opt.threads = 1;
-  tiled::TiledResult<float> fast;
-  const std::string e_fast = error_of([&] { fast = tiled::attention_forward<float>(t.Q, t.K, t.V, {}, t.cfg, opt); });
+  cpu::TiledResult<float> fast;
+  const std::string e_fast = error_of([&] { fast = cpu::attention_forward<float>(t.Q, t.K, t.V, {}, t.cfg, opt); });
   CHECK(e_core == e_fast);
   if (!e_core.empty() || !e_fast.empty()) return;
 
@@ -95,7 +94,7 @@ void torture(const Torture& t) {
   const std::string eb_core = error_of([&] { core_g = attention_backward<float>(t.Q, t.K, t.V, {}, t.cfg, core, dO); });
   AttentionGrads<float> fast_g;
   const std::string eb_fast =
-      error_of([&] { fast_g = tiled::attention_backward<float>(t.Q, t.K, t.V, {}, t.cfg, fast, dO, opt); });
+      error_of([&] { fast_g = cpu::attention_backward<float>(t.Q, t.K, t.V, {}, t.cfg, fast, dO, opt); });
   CHECK(eb_core == eb_fast);
   if (eb_core.empty() && eb_fast.empty()) {
     const auto fd = attention_forward<double>(Qd, Kd, Vd, {}, cd);
@@ -113,10 +112,10 @@ void torture(const Torture& t) {
                                         t.Q.rows(), t.K.rows()) &&
         t.cfg.normalizer == "softmax") {
       const MaskFn mfn = resolve_mask(t.cfg.mask, t.Q.rows(), t.K.rows());
-      const tile::Logits<float> lg{tile::to_tile(mfn), tile::to_tile(t.cfg.bias, scale, t.cfg.temperature, mfn)};
+      const pipeline::Logits<float> lg{mfn, score_mods(t.cfg.bias, scale, t.cfg.temperature, mfn.offset)};
       const auto emu = qktile::flash_forward<float>(
           [&](int i, int j) { return float(t.Q.row(i).dot(t.K.row(j))); }, t.V.data(), int(t.V.cols()), lg,
-          tile::BlockClassifier{lg.mask, 4, 8, nullptr});
+          pipeline::BlockClassifier{lg.mask, 4, 8, nullptr});
       const Eigen::Map<const Matrix> out(emu.out.data(), t.Q.rows(), t.V.cols());
       CHECK_MATCHES_REFERENCE("tile functors output", out, naive.output, ref.output);
     }

@@ -1,5 +1,7 @@
-// qkscope/bias/bias.hpp — score modifiers and additive biases, applied in this fixed
-// order to the scaled scores s = scale * f(q, k):
+// qkscope/bias/bias.hpp — the description of the score modifiers and additive biases
+// (BiasSpec), their validation, and score_mods(), which turns them into the pipeline's
+// functor (pipeline/mods.hpp, the one implementation). Applied in this fixed order to the
+// scaled scores s = scale * f(q, k):
 //   1. softcap      s <- c tanh(s / c)            (Gemma 2 Team 2024, §2; Grok-1)
 //   2. ALiBi        s <- s - m |j - (i + o)|      (Press, Smith & Lewis 2022, §3)
 //   3. relative     s <- s + r[clip(j - i, -R, R) + R]   (Shaw et al. 2018; T5-style table, unbucketed)
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "qkscope/detail/check.hpp"
+#include "qkscope/pipeline/mods.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope {
@@ -110,37 +113,31 @@ void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
   }
 }
 
-inline Eigen::Index relative_index(Eigen::Index i, Eigen::Index j, Eigen::Index R) {
-  return std::clamp<Eigen::Index>(j - i, -R, R) + R;
-}
-
 }  // namespace detail
 
-/// Applies the score modifiers (softcap, ALiBi, relative; not the dense bias) in the
-/// documented order to scaled scores S (L_q, L_k). `capped` receives tanh(s / c)
-/// (needed by backward) when a softcap is set.
+/// The modifiers of `b` (validated by detail::validate_bias) as the pipeline's POD functor
+/// (pipeline/mods.hpp) for a call with this scale and temperature and the mask's diagonal
+/// offset. Points into b.relative and b.dense: keep b alive while it is used.
 template <class T>
-void apply_score_mods(const BiasSpec<T>& b, Eigen::Index offset, Mat<T>& S, Mat<T>* capped = nullptr) {
-  if (b.softcap) {
-    const T c = T(*b.softcap);
-    Mat<T> t = (S.array() / c).tanh().matrix();
-    S = c * t;
-    if (capped) *capped = std::move(t);
+pipeline::ScoreMods<T> score_mods(const BiasSpec<T>& b, double scale, double temperature, int offset) {
+  pipeline::ScoreMods<T> s;
+  s.scale = T(scale);
+  s.inv_tau = T(1.0 / temperature);
+  s.scale_tau = s.scale * s.inv_tau;
+  s.softcap = b.softcap.has_value();
+  if (s.softcap) s.cap = T(*b.softcap);
+  s.alibi = b.alibi_slope.has_value();
+  if (s.alibi) s.slope = T(*b.alibi_slope);
+  s.offset = offset;
+  if (b.relative.size()) {
+    s.relative = b.relative.data();
+    s.R = int(b.relative.size() / 2);
   }
-  const Eigen::Index R = b.relative.size() / 2;
-  if (b.alibi_slope || b.relative.size())
-    for (Eigen::Index i = 0; i < S.rows(); ++i)
-      for (Eigen::Index j = 0; j < S.cols(); ++j) {
-        if (b.alibi_slope) S(i, j) -= T(*b.alibi_slope) * T(std::abs(j - (i + offset)));
-        if (R || b.relative.size()) S(i, j) += b.relative(detail::relative_index(i, j, R));
-      }
-}
-
-/// apply_score_mods, then the dense additive bias (which may hold -inf = masked).
-template <class T>
-void apply_bias(const BiasSpec<T>& b, Eigen::Index offset, Mat<T>& S, Mat<T>* capped = nullptr) {
-  apply_score_mods(b, offset, S, capped);
-  if (b.dense.size()) S += b.dense;
+  if (b.dense.size()) {
+    s.dense = b.dense.data();
+    s.ld = b.dense.cols();
+  }
+  return s;
 }
 
 }  // namespace qkscope

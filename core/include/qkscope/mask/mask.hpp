@@ -1,6 +1,7 @@
 // qkscope/mask/mask.hpp — which (query i, key j) pairs may attend. One polarity
 // everywhere: true = may attend (PyTorch SDPA attn_mask, FlexAttention mask_mod).
-// Parts combine by AND; each is a plain functor usable by tiled kernels.
+// Parts combine by AND. resolve_mask turns a MaskSpec into the pipeline's POD predicate
+// (pipeline/mask.hpp), which every path calls.
 //
 // Causal alignment for L_q != L_k (cuDNN's diagonal-band model):
 //   top_left:     key j visible from query i when j <= i
@@ -10,10 +11,13 @@
 // offset o, key j is visible when -left <= j - (i + o) <= right.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "qkscope/detail/check.hpp"
+#include "qkscope/pipeline/mask.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope {
@@ -34,51 +38,43 @@ struct MaskSpec {
   KeepMask keep;
 };
 
-/// A MaskSpec resolved for concrete (L_q, L_k): a cheap predicate allowed(i, j).
-struct MaskFn {
-  Eigen::Index L_q = 0, L_k = 0;
-  Eigen::Index key_length = 0;   // keys >= key_length masked
-  Eigen::Index offset = 0;       // diagonal: query i is aligned with key i + offset
-  bool causal = false, windowed = false;
-  Eigen::Index left = 0, right = 0;
-  const KeepMask* keep = nullptr;
-
-  QKSCOPE_HOST_DEVICE bool operator()(Eigen::Index i, Eigen::Index j) const {
-    if (j >= key_length) return false;
-    const Eigen::Index d = j - (i + offset);
-    if (causal && d > 0) return false;
-    if (windowed && (d < -left || d > right)) return false;
-    return !keep || (*keep)(i, j);
-  }
-};
+/// A MaskSpec resolved for concrete (L_q, L_k): the pipeline's mask predicate
+/// allowed(i, j) (pipeline/mask.hpp), the one the core and every kernel call.
+using MaskFn = pipeline::Mask;
 
 /// Validates `spec` against (L_q, L_k) and resolves it. Throws std::invalid_argument
-/// for a negative or too large key_length, negative window widths, or a keep mask
-/// of the wrong shape. The returned MaskFn refers to spec.keep: keep spec alive.
+/// for a negative or too large key_length, negative window widths, a keep mask of the
+/// wrong shape, or L_q or L_k above 2^29. The returned MaskFn points into spec.keep: keep
+/// spec alive. Window widths are clamped to L_q + L_k (wider windows see the same keys).
 inline MaskFn resolve_mask(const MaskSpec& spec, Eigen::Index L_q, Eigen::Index L_k) {
+  static_assert(sizeof(bool) == 1, "keep masks are read as bytes");
+  detail::require(L_q <= pipeline::kMaxLength && L_k <= pipeline::kMaxLength,
+                  "mask: L_q and L_k must be <= 2^29, got " + detail::shape_str(L_q, L_k));
   MaskFn m;
-  m.L_q = L_q;
-  m.L_k = L_k;
-  m.key_length = L_k;
+  m.L_q = int(L_q);
+  m.L_k = int(L_k);
+  m.key_length = int(L_k);
   if (spec.key_length) {
     const auto n = *spec.key_length;
     detail::require(n >= 0 && n <= L_k, "mask.key_length must be in [0, L_k = " +
                                             std::to_string(L_k) + "], got " + std::to_string(n));
-    m.key_length = n;
+    m.key_length = int(n);
   }
-  m.offset = spec.alignment == CausalAlignment::bottom_right ? L_k - L_q : 0;
+  m.offset = spec.alignment == CausalAlignment::bottom_right ? int(L_k - L_q) : 0;
   m.causal = spec.causal;
   if (spec.window_left || spec.window_right) {
     m.windowed = true;
-    m.left = spec.window_left.value_or(L_q + L_k);
-    m.right = spec.window_right.value_or(L_q + L_k);
-    detail::require(m.left >= 0 && m.right >= 0,
-                    "mask.window widths must be >= 0, got left = " + std::to_string(m.left) +
-                        ", right = " + std::to_string(m.right));
+    const Eigen::Index wide = L_q + L_k;
+    const Eigen::Index left = spec.window_left.value_or(wide), right = spec.window_right.value_or(wide);
+    detail::require(left >= 0 && right >= 0,
+                    "mask.window widths must be >= 0, got left = " + std::to_string(left) +
+                        ", right = " + std::to_string(right));
+    m.left = int(std::min(left, wide));
+    m.right = int(std::min(right, wide));
   }
   if (spec.keep.size()) {
     detail::require_shape(spec.keep, L_q, L_k, "mask.keep (L_q x L_k)");
-    m.keep = &spec.keep;
+    m.keep = reinterpret_cast<const std::uint8_t*>(spec.keep.data());
   }
   return m;
 }
@@ -86,8 +82,8 @@ inline MaskFn resolve_mask(const MaskSpec& spec, Eigen::Index L_q, Eigen::Index 
 /// The keep mask as a dense (L_q, L_k) matrix (for display and tests).
 inline KeepMask dense_mask(const MaskFn& m) {
   KeepMask out(m.L_q, m.L_k);
-  for (Eigen::Index i = 0; i < m.L_q; ++i)
-    for (Eigen::Index j = 0; j < m.L_k; ++j) out(i, j) = m(i, j);
+  for (int i = 0; i < m.L_q; ++i)
+    for (int j = 0; j < m.L_k; ++j) out(i, j) = m(i, j);
   return out;
 }
 

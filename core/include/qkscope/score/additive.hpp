@@ -11,6 +11,7 @@
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/detail/rng.hpp"
+#include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 
 namespace qkscope::score {
@@ -89,6 +90,24 @@ struct Additive {
     g.dparams.W_k = dB.transpose() * K;
     g.dparams.v = dv;
     g.dparams.b = dA.colwise().sum().transpose();
+  }
+  /// Fast paths (score/forms.hpp): the fused form, projections A = Q W_q^T + b, B = K W_k^T
+  /// computed once; the kernels never store the (L_q, L_k, d_h) tanh tensor.
+  template <class T>
+  static AdditiveForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
+    return {project_q(Q, p), K * p.W_k.transpose(), p.v};
+  }
+  /// From dA = fg.dq, dB = fg.dk, dv = fg.dv: dQ = dA W_q, dK = dB W_k, dW_q = dA^T Q,
+  /// dW_k = dB^T K, db = sum_i dA_i.
+  template <class T>
+  static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p,
+                                const AdditiveForm<T>&, FormGrads<T>& fg, ScoreGrads<T>& g) {
+    g.dQ = fg.dq * p.W_q;
+    g.dK = fg.dk * p.W_k;
+    g.dparams.W_q = fg.dq.transpose() * Q;
+    g.dparams.W_k = fg.dk.transpose() * K;
+    g.dparams.v = std::move(fg.dv);
+    g.dparams.b = fg.dq.colwise().sum().transpose();
   }
 
  private:

@@ -6,6 +6,7 @@
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/detail/rng.hpp"
+#include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 
 namespace qkscope::score {
@@ -44,6 +45,19 @@ struct Bilinear {
     g.dQ = dSK * p.W.transpose();
     g.dK = dS.transpose() * (Q * p.W);
     g.dparams.W = Q.transpose() * dSK;
+  }
+  /// Fast paths (score/forms.hpp): the dot product of Q W (computed once) and K.
+  template <class T>
+  static DotForm<T> prepare(const Mat<T>& Q, const Mat<T>&, const ScoreParams<T>& p) {
+    return {Q * p.W, {}};
+  }
+  /// dQ = d(QW) W^T, dW = Q^T d(QW), dK = dk.
+  template <class T>
+  static void prepared_backward(const Mat<T>& Q, const Mat<T>&, const ScoreParams<T>& p, const DotForm<T>&,
+                                FormGrads<T>& fg, ScoreGrads<T>& g) {
+    g.dQ = fg.dq * p.W.transpose();
+    g.dparams.W = Q.transpose() * fg.dq;
+    g.dK = std::move(fg.dk);
   }
 };
 

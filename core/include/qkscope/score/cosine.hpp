@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "qkscope/detail/check.hpp"
+#include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 
 namespace qkscope::score {
@@ -84,6 +85,17 @@ struct Cosine {
     const Mat<T> Qh = unit_rows(Q, nq), Kh = unit_rows(K, nk);
     g.dQ = through_normalize(Q, Qh, nq, Mat<T>(dS * Kh));
     g.dK = through_normalize(K, Kh, nk, Mat<T>(dS.transpose() * Qh));
+  }
+  /// Fast paths (score/forms.hpp): the dot product of the normalised rows.
+  template <class T>
+  static DotForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
+    return {clamped_norms(Q).cwiseInverse().asDiagonal() * Q, clamped_norms(K).cwiseInverse().asDiagonal() * K};
+  }
+  template <class T>
+  static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const DotForm<T>& f,
+                                FormGrads<T>& fg, ScoreGrads<T>& g) {
+    g.dQ = through_normalize(Q, f.q, clamped_norms(Q), fg.dq);
+    g.dK = through_normalize(K, f.k, clamped_norms(K), fg.dk);
   }
 
  private:

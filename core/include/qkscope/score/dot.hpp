@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "qkscope/detail/check.hpp"
+#include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 
 namespace qkscope::score {
@@ -35,6 +36,17 @@ struct DotProduct {
                        ScoreGrads<T>& g) {
     g.dQ = dS * K;
     g.dK = dS.transpose() * Q;
+  }
+  /// Fast paths (score/forms.hpp): the dot product of the rows as given.
+  template <class T>
+  static DotForm<T> prepare(const Mat<T>&, const Mat<T>&, const ScoreParams<T>&) {
+    return {};
+  }
+  template <class T>
+  static void prepared_backward(const Mat<T>&, const Mat<T>&, const ScoreParams<T>&, const DotForm<T>&,
+                                FormGrads<T>& fg, ScoreGrads<T>& g) {
+    g.dQ = std::move(fg.dq);
+    g.dK = std::move(fg.dk);
   }
 };
 

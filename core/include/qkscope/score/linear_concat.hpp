@@ -7,6 +7,7 @@
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/detail/rng.hpp"
+#include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 
 namespace qkscope::score {
@@ -51,6 +52,22 @@ struct LinearConcat {
     g.dK = c * p.w.tail(K.cols()).transpose();
     g.dparams.w.resize(p.w.size());
     g.dparams.w << Q.transpose() * r, K.transpose() * c;
+  }
+  /// Fast paths (score/forms.hpp): the separable form a = Q w_q, c = K w_k.
+  template <class T>
+  static SeparableForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
+    return {Q * p.w.head(Q.cols()), K * p.w.tail(K.cols())};
+  }
+  /// From da = fg.dq.col(0), dc = fg.dk.col(0): dQ = da w_q^T, dK = dc w_k^T, dw = [Q^T da; K^T dc].
+  template <class T>
+  static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p,
+                                const SeparableForm<T>&, FormGrads<T>& fg, ScoreGrads<T>& g) {
+    const Eigen::Index dq = Q.cols(), dk = K.cols();
+    g.dQ = fg.dq.col(0) * p.w.head(dq).transpose();
+    g.dK = fg.dk.col(0) * p.w.tail(dk).transpose();
+    g.dparams.w.resize(dq + dk);
+    g.dparams.w.head(dq) = Q.transpose() * fg.dq.col(0);
+    g.dparams.w.tail(dk) = K.transpose() * fg.dk.col(0);
   }
 };
 

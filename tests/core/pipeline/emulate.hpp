@@ -1,7 +1,7 @@
-// tests/core/tile/emulate.hpp — the CUDA kernels' loop structure in plain C++, built only
-// from the tile functors (qkscope/tile/): one "thread block" per (head, query block), key
+// tests/core/pipeline/emulate.hpp — the CUDA kernels' loop structure in plain C++, built only
+// from the pipeline functors (qkscope/pipeline/): one "thread block" per (head, query block), key
 // blocks from BlockClassifier::key_blocks, empty blocks skipped, per-element logits from
-// tile::Logits, one tile::OnlineSoftmax per row; backward in the two passes of
+// pipeline::Logits, one pipeline::OnlineSoftmax per row; backward in the two passes of
 // native/cuda/kernels/v3_backward.cuh (key blocks own dK, dV; query blocks own dQ).
 // Inputs are raw arrays (row-major), as on the device; blocks are padded like the kernels'
 // shared-memory tiles (rows past L_q / keys past L_k read as zeros and are masked).
@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "qkscope/tile/tile.hpp"
+#include "qkscope/pipeline/pipeline.hpp"
 
 namespace qktile {
 
-using namespace qkscope::tile;
+using namespace qkscope::pipeline;
 
 /// raw(i, j) of one head: the scoring function on (query row i, key row j).
 template <class T>

@@ -1,4 +1,4 @@
-// qkscope/tiled/scorers.hpp — tile scorers of the dot family and of linear concat for the
+// qkscope/cpu/scorers.hpp — tile scorers of the dot family and of linear concat for the
 // tiled kernels (flash.hpp, flash_backward.hpp). A scorer gives the raw scores of one
 // (query tile, key block) pair and the gradients back through them:
 //   scores(i0, bq, j0, bk, S)             S (bq, bk) = raw scores
@@ -11,7 +11,7 @@
 
 #include "qkscope/types.hpp"
 
-namespace qkscope::tiled::detail {
+namespace qkscope::cpu::detail {
 
 template <class T>
 using TileRef = Eigen::Ref<Mat<T>>;
@@ -68,4 +68,4 @@ struct SeparableScorer {
   }
 };
 
-}  // namespace qkscope::tiled::detail
+}  // namespace qkscope::cpu::detail

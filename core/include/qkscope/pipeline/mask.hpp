@@ -1,5 +1,6 @@
-// qkscope/tile/mask.hpp — the mask of mask/mask.hpp as a POD functor for tiled kernels,
-// plus block iteration bounds and block classification (FlexAttention's BlockMask idea).
+// qkscope/pipeline/mask.hpp — the one mask predicate (mask/mask.hpp's MaskSpec resolved by
+// resolve_mask), as a POD functor that the core, the CPU tiled kernels and the CUDA kernels
+// all call, plus block iteration bounds and block classification (FlexAttention's BlockMask).
 //   allowed(i, j) = j < key_length  and  (!causal or d <= 0)  and  (!window or -left <= d <= right)
 //                   and keep[i, j],   with d = j - (i + offset)     (cuDNN diagonal-band model)
 // A query block [i0, i1) only visits key blocks that meet keys_for(i0, i1); a key block
@@ -10,9 +11,12 @@
 // §3.1 "causal masking": skip blocks above the diagonal), FlexAttention BlockMask (2024).
 #pragma once
 
-#include "qkscope/tile/host_device.hpp"
+#include "qkscope/pipeline/host_device.hpp"
 
-namespace qkscope::tile {
+namespace qkscope::pipeline {
+
+/// Largest sequence length the functors take (positions and window sums stay in int).
+inline constexpr long long kMaxLength = 1LL << 29;
 
 /// How much of a (query block, key block) rectangle may attend.
 enum class BlockKind : std::uint8_t { empty = 0, partial = 1, full = 2 };
@@ -23,6 +27,7 @@ struct Range {
   QKSCOPE_HOST_DEVICE bool empty() const { return begin >= end; }
 };
 
+/// Resolved mask: allowed(i, j) for 0 <= i < L_q, 0 <= j < L_k. Built by resolve_mask.
 struct Mask {
   int L_q = 0, L_k = 0;
   int key_length = 0;     // keys j >= key_length are masked (<= L_k)
@@ -164,4 +169,4 @@ struct BlockClassifier {
   }
 };
 
-}  // namespace qkscope::tile
+}  // namespace qkscope::pipeline

@@ -1,4 +1,4 @@
-// The tile functors (qkscope/tile/) driven by the CUDA kernels' loop structure
+// The pipeline functors (qkscope/pipeline/) driven by the CUDA kernels' loop structure
 // (emulate.hpp) against the double reference, on sizes that sweep the block boundaries
 // (1, B-1, B, B+1, 2B+1, L_q != L_k), both causal alignments, windows, key lengths 0..L_k,
 // fully masked rows and blocks, every bias, a temperature, and GQA head mapping.
@@ -7,11 +7,12 @@
 #include <catch2/catch.hpp>
 
 #include "qkscope/qkscope.hpp"
-#include "qkscope/tile/from_core.hpp"
+#include "qkscope/pipeline/pipeline.hpp"
 #include "reference/reference.hpp"
+#include "support/cases.hpp"
 #include "support/compare.hpp"
 #include "support/random.hpp"
-#include "tile/emulate.hpp"
+#include "pipeline/emulate.hpp"
 
 using namespace qkscope;
 
@@ -24,129 +25,27 @@ struct Size {
   Eigen::Index L_q, L_k, d, d_v;
 };
 
-const char* const kScores[] = {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat", "additive"};
-
-std::vector<std::pair<std::string, MaskSpec>> masks(Eigen::Index L_q, Eigen::Index L_k, int Br, int Bc) {
-  std::vector<std::pair<std::string, MaskSpec>> out;
-  out.push_back({"none", {}});
-  MaskSpec pad;
-  pad.key_length = (L_k + 1) / 2;
-  out.push_back({"key_length L_k/2", pad});
-  MaskSpec zero;
-  zero.key_length = 0;
-  out.push_back({"key_length 0 (every row fully masked)", zero});
-  MaskSpec tl;
-  tl.causal = true;
-  out.push_back({"causal top_left", tl});
-  MaskSpec br;
-  br.causal = true;
-  br.alignment = CausalAlignment::bottom_right;
-  out.push_back({"causal bottom_right", br});
-  MaskSpec win;
-  win.window_left = 2;
-  win.window_right = 1;
-  out.push_back({"window(2,1)", win});
-  MaskSpec cwin;
-  cwin.causal = true;
-  cwin.alignment = CausalAlignment::bottom_right;
-  cwin.window_left = 1;
-  cwin.key_length = std::max<Eigen::Index>(L_k - 1, 0);
-  out.push_back({"causal bottom_right + window(1,-) + key_length L_k-1", cwin});
-  MaskSpec row0;
-  row0.keep = KeepMask::Constant(L_q, L_k, true);
-  row0.keep.row(0).setConstant(false);
-  out.push_back({"row 0 fully masked (keep)", row0});
-  MaskSpec blk0;  // the first (query block, key block) has no visible key: skipped via the block map
-  blk0.keep = KeepMask::Constant(L_q, L_k, true);
-  blk0.keep.topLeftCorner(std::min<Eigen::Index>(L_q, Br), std::min<Eigen::Index>(L_k, Bc)).setConstant(false);
-  out.push_back({"first block fully masked (keep)", blk0});
-  return out;
-}
-
-template <class T>
-AttentionConfig<T> config(const std::string& score, const MaskSpec& mask, int bias_kind, Eigen::Index L_q,
-                          Eigen::Index L_k) {
-  AttentionConfig<T> c;
-  c.score = score;
-  c.mask = mask;
-  c.temperature = 0.7;
-  detail::Rng rng(5);
-  if (bias_kind == 1) {
-    c.bias.softcap = 2.5;
-    c.bias.alibi_slope = 0.25;
-  } else if (bias_kind == 2) {
-    c.bias.relative = qktest::randn_vec<T>(rng, 5, 0.5);
-    c.bias.dense = qktest::randn<T>(rng, L_q, L_k, 0.5);
-    c.bias.dense(L_q - 1, 0) = -std::numeric_limits<T>::infinity();  // a masked entry via the bias
-  }
-  return c;
-}
-
-/// Rows divided by max(|x|, eps), as score::Cosine and the CUDA backend's preprocessing.
-Matrix normalized(const Matrix& X, Vector& n) {
-  n = score::Cosine::clamped_norms(X);
-  return n.cwiseInverse().asDiagonal() * X;
-}
-
-/// Back through xhat = x / max(|x|, eps) (score::Cosine's rule, both branches).
-Matrix through_normalize(const Matrix& X, const Matrix& Xh, const Vector& n, const Matrix& dXh) {
-  Matrix dX(X.rows(), X.cols());
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    if (X.row(i).stableNorm() <= float(score::Cosine::eps)) dX.row(i) = dXh.row(i) / n(i);
-    else dX.row(i) = (dXh.row(i) - Xh.row(i) * Xh.row(i).dot(dXh.row(i))) / n(i);
-  }
-  return dX;
-}
-
-/// The scorer's query/key rows as the CUDA backend prepares them (fp32), or the additive
-/// projections; raw(i, j) reads them exactly as a kernel thread does.
+/// The scoring function's form (its prepare hook) as the CUDA kernels read it: dot-product rows
+/// or the additive projections; raw(i, j) reads them exactly as a kernel thread does.
 struct Prepared {
-  Matrix Qs, Ks;  // dot family: S = Qs Ks^T
-  Matrix A, B;    // additive: S_ij = sum_h v_h tanh(A_ih + B_jh)
-  Vector v;
-  bool additive = false;
+  score::KernelRows<float> rows;
+  explicit Prepared(const std::string& score, const Matrix& Q, const Matrix& K, const ScoreParams<float>& p)
+      : rows(visit_score(score, [&](auto f) { return score::kernel_rows<decltype(f)>(Q, K, p, 1, true); })) {}
   qktile::RawFn<float> raw() const {
-    if (additive)
-      return [this](int i, int j) {
+    const Matrix &A = rows.q, &B = rows.k;
+    if (rows.additive)
+      return [this, &A, &B](int i, int j) {
         float s = 0;
-        for (Eigen::Index h = 0; h < v.size(); ++h) s += v(h) * tile::tanh_(A(i, h) + B(j, h));
+        for (Eigen::Index h = 0; h < rows.add_v.size(); ++h) s += rows.add_v(h) * pipeline::tanh_(A(i, h) + B(j, h));
         return s;
       };
-    return [this](int i, int j) {
+    return [&A, &B](int i, int j) {
       float s = 0;
-      for (Eigen::Index k = 0; k < Qs.cols(); ++k) s += Qs(i, k) * Ks(j, k);
+      for (Eigen::Index k = 0; k < A.cols(); ++k) s += A(i, k) * B(j, k);
       return s;
     };
   }
 };
-
-Prepared prepare(const std::string& score, const Matrix& Q, const Matrix& K, const ScoreParams<float>& p) {
-  Prepared r;
-  if (score == "dot" || score == "scaled_dot") {
-    r.Qs = Q;
-    r.Ks = K;
-  } else if (score == "cosine") {
-    Vector nq, nk;
-    r.Qs = normalized(Q, nq);
-    r.Ks = normalized(K, nk);
-  } else if (score == "bilinear") {
-    r.Qs = Q * p.W;
-    r.Ks = K;
-  } else if (score == "linear_concat") {  // a_i + c_j as the width-2 dot [a_i, 1] . [1, c_j]
-    const Eigen::Index dq = Q.cols();
-    r.Qs = Matrix::Ones(Q.rows(), 2);
-    r.Ks = Matrix::Ones(K.rows(), 2);
-    r.Qs.col(0) = Q * p.w.head(dq);
-    r.Ks.col(1) = K * p.w.tail(K.cols());
-  } else {
-    r.additive = true;
-    r.A = Q * p.W_q.transpose();
-    if (p.b.size()) r.A.rowwise() += p.b.transpose();
-    r.B = K * p.W_k.transpose();
-    r.v = p.v;
-  }
-  return r;
-}
 
 double scale_of(const std::string& score, Eigen::Index L_q, Eigen::Index L_k, Eigen::Index d) {
   return visit_score(score, [&](auto f) { return decltype(f)::default_scale(ScoreShape{L_q, L_k, d, d}); });
@@ -165,24 +64,24 @@ void check_case(const std::string& score, const Size& s, const std::string& mask
   auto p64 = init_params<double>(score, s.d, s.d, 3, 11);
   if (p64.b.size()) p64.b = qktest::randn_vec(rng, 3, 0.3);
   const auto p32 = p64.cast<float>();
-  const auto c64 = config<double>(score, mask, bias_kind, s.L_q, s.L_k);
-  const auto c32 = config<float>(score, mask, bias_kind, s.L_q, s.L_k);
+  const auto c64 = qktest::config_case<double>(score, mask, bias_kind, s.L_q, s.L_k);
+  const auto c32 = qktest::config_case<float>(score, mask, bias_kind, s.L_q, s.L_k);
   const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(), Gf = G.cast<float>();
   INFO("score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k << " d=" << s.d << " d_v=" << s.d_v
                 << ", blocks " << blk.Br << "x" << blk.Bc << ", mask " << mask_name << ", bias kind "
                 << bias_kind);
 
   const MaskFn mfn = resolve_mask(c32.mask, s.L_q, s.L_k);
-  const tile::Logits<float> lg{tile::to_tile(mfn),
-                               tile::to_tile(c32.bias, scale_of(score, s.L_q, s.L_k, s.d), c32.temperature, mfn)};
+  const pipeline::Logits<float> lg{mfn,
+                               score_mods(c32.bias, scale_of(score, s.L_q, s.L_k, s.d), c32.temperature, mfn.offset)};
   std::vector<std::uint8_t> map;
-  tile::BlockClassifier bc{lg.mask, blk.Br, blk.Bc, nullptr};
+  pipeline::BlockClassifier bc{lg.mask, blk.Br, blk.Bc, nullptr};
   if (lg.mask.keep) {
     map.resize(std::size_t(bc.num_q_blocks()) * bc.num_k_blocks());
-    tile::build_block_map(lg.mask, blk.Br, blk.Bc, map.data());
+    pipeline::build_block_map(lg.mask, blk.Br, blk.Bc, map.data());
     bc.map = map.data();
   }
-  const Prepared pr = prepare(score, Qf, Kf, p32);
+  const Prepared pr(score, Qf, Kf, p32);
   const auto fwd = qktile::flash_forward<float>(pr.raw(), Vf.data(), int(s.d_v), lg, bc);
   const Matrix out = as_mat(fwd.out, s.L_q, s.d_v);
   const Vector lse = Eigen::Map<const Vector>(fwd.lse.data(), s.L_q);
@@ -194,31 +93,16 @@ void check_case(const std::string& score, const Size& s, const std::string& mask
   for (Eigen::Index i = 0; i < s.L_q; ++i)
     if (ref.logsumexp(i) == -std::numeric_limits<double>::infinity()) CHECK(out.row(i).isZero(0));
 
-  if (!backward || pr.additive) return;
+  if (!backward || pr.rows.additive) return;
   const auto f64 = attention_forward<double>(Q, K, V, p64, c64);
   const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
   const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
   const auto g32 = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
-  const int d = int(pr.Qs.cols());
-  const auto gr = qktile::flash_backward<float>(pr.Qs.data(), pr.Ks.data(), d, Vf.data(), int(s.d_v), out.data(),
-                                                fwd.lse.data(), Gf.data(), lg, bc);
-  const Matrix dQs = as_mat(gr.dQs, s.L_q, d), dKs = as_mat(gr.dKs, s.L_k, d);
-  Matrix dQ, dK;
-  if (score == "dot" || score == "scaled_dot") {
-    dQ = dQs;
-    dK = dKs;
-  } else if (score == "cosine") {
-    Vector nq, nk;
-    const Matrix Qh = normalized(Qf, nq), Kh = normalized(Kf, nk);
-    dQ = through_normalize(Qf, Qh, nq, dQs);
-    dK = through_normalize(Kf, Kh, nk, dKs);
-  } else if (score == "bilinear") {
-    dQ = dQs * p32.W.transpose();
-    dK = dKs;
-  } else {  // linear_concat: column 0 of dQs is dL/da, column 1 of dKs is dL/dc
-    dQ = dQs.col(0) * p32.w.head(s.d).transpose();
-    dK = dKs.col(1) * p32.w.tail(s.d).transpose();
-  }
+  const int d = int(pr.rows.q.cols());
+  const auto gr = qktile::flash_backward<float>(pr.rows.q.data(), pr.rows.k.data(), d, Vf.data(), int(s.d_v),
+                                                out.data(), fwd.lse.data(), Gf.data(), lg, bc);
+  const ScoreGrads<float> back = pr.rows.back(as_mat(gr.dQs, s.L_q, d), as_mat(gr.dKs, s.L_k, d));
+  const Matrix &dQ = back.dQ, &dK = back.dK;
   CHECK_MATCHES_REFERENCE("dQ", dQ, g32.dQ, g64.dQ);
   CHECK_MATCHES_REFERENCE("dK", dK, g32.dK, g64.dK);
   CHECK_MATCHES_REFERENCE("dV", as_mat(gr.dV, s.L_k, s.d_v), g32.dV, g64.dV);
@@ -229,30 +113,30 @@ void check_case(const std::string& score, const Size& s, const std::string& mask
 
 }  // namespace
 
-TEST_CASE("tile functors in the kernels' loop structure match the double reference across block boundaries",
-          "[tile]") {
+TEST_CASE("pipeline functors in the kernels' loop structure match the double reference across block boundaries",
+          "[pipeline]") {
   detail::Rng rng(2025);
   // B = 4 (and a 4 x 3 grid, so query and key blocks disagree): 1, B-1, B, B+1, 2B+1.
   const Size sizes[] = {{1, 1, 1, 1}, {3, 4, 3, 2}, {4, 5, 5, 3}, {5, 9, 3, 1}, {9, 3, 5, 2}, {9, 9, 7, 4}};
   for (const Blocks blk : {Blocks{4, 4}, Blocks{4, 3}})
-    for (const char* score : kScores)
+    for (const ScoreInfo& score : score_infos())  // every registered scoring function
       for (const Size& s : sizes)
-        for (const auto& [name, mask] : masks(s.L_q, s.L_k, blk.Br, blk.Bc))
+        for (const auto& [name, mask] : qktest::mask_cases(s.L_q, s.L_k, blk.Br, blk.Bc))
           for (int bias_kind = 0; bias_kind < 3; ++bias_kind)
-            check_case(score, s, name, mask, bias_kind, blk, rng, /*backward=*/true);
+            check_case(score.name, s, name, mask, bias_kind, blk, rng, /*backward=*/true);
 }
 
-TEST_CASE("tile functors with the CUDA kernels' own 64 x 64 blocks match the reference at 1, 63, 64, 65, 129",
-          "[tile]") {
+TEST_CASE("pipeline functors with the CUDA kernels' own 64 x 64 blocks match the reference at 1, 63, 64, 65, 129",
+          "[pipeline]") {
   detail::Rng rng(64);
   const Size sizes[] = {{1, 1, 8, 4}, {63, 64, 8, 4}, {65, 63, 5, 3}, {129, 65, 8, 4}, {64, 129, 3, 2}};
   for (const char* score : {"scaled_dot", "additive"})
     for (const Size& s : sizes)
-      for (const auto& [name, mask] : masks(s.L_q, s.L_k, 64, 64))
+      for (const auto& [name, mask] : qktest::mask_cases(s.L_q, s.L_k, 64, 64))
         check_case(score, s, name, mask, name == "none" ? 2 : 0, Blocks{64, 64}, rng, /*backward=*/true);
 }
 
-TEST_CASE("large logits: the online softmax rescales without overflow, like the reference", "[tile]") {
+TEST_CASE("large logits: the online softmax rescales without overflow, like the reference", "[pipeline]") {
   detail::Rng rng(9);
   const Size s{9, 11, 5, 3};
   MaskSpec br;
@@ -269,11 +153,11 @@ TEST_CASE("large logits: the online softmax rescales without overflow, like the 
     c32.score = "dot";
     c32.mask = br;
     const MaskFn mfn = resolve_mask(c32.mask, s.L_q, s.L_k);
-    const tile::Logits<float> lg{tile::to_tile(mfn), tile::to_tile(c32.bias, 1.0, 1.0, mfn)};
+    const pipeline::Logits<float> lg{mfn, score_mods(c32.bias, 1.0, 1.0, mfn.offset)};
     const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>();
     const auto fwd = qktile::flash_forward<float>(
         [&](int i, int j) { return float(Qf.row(i).dot(Kf.row(j))); }, Vf.data(), int(s.d_v), lg,
-        tile::BlockClassifier{lg.mask, blk.Br, blk.Bc, nullptr});
+        pipeline::BlockClassifier{lg.mask, blk.Br, blk.Bc, nullptr});
     const auto ref = reference::attention<double>(Q, K, V, {}, c64);
     const auto naive = reference::attention<float>(Qf, Kf, Vf, {}, c32);
     CHECK_MATCHES_REFERENCE("output", as_mat(fwd.out, s.L_q, s.d_v), naive.output, ref.output);
@@ -282,9 +166,9 @@ TEST_CASE("large logits: the online softmax rescales without overflow, like the 
 }
 
 TEST_CASE("GQA index mapping and per-sequence key lengths: every (sequence, head) matches its own reference",
-          "[tile]") {
+          "[pipeline]") {
   // batch 2, 4 query heads sharing 2 key/value heads; sequence 1 has only 3 valid keys.
-  const tile::Heads heads{2, 4, 2};
+  const pipeline::Heads heads{2, 4, 2};
   const int L_q = 5, L_k = 7, d = 4, d_v = 3;
   const int key_lengths[] = {7, 3};
   detail::Rng rng(77);
@@ -307,8 +191,8 @@ TEST_CASE("GQA index mapping and per-sequence key lengths: every (sequence, head
     c32.mask.alignment = CausalAlignment::bottom_right;
     const MaskFn mfn = resolve_mask(c32.mask, L_q, L_k);
     // The kernel's per-head view: the call's mask with the sequence's key length, the head's slope.
-    tile::Logits<float> lg{tile::to_tile(mfn).with_key_length(key_lengths[b]),
-                           tile::to_tile(c32.bias, 0.5, 1.0, mfn).with_slope(float(slopes[h]))};
+    pipeline::Logits<float> lg{mfn.with_key_length(key_lengths[b]),
+                           score_mods(c32.bias, 0.5, 1.0, mfn.offset).with_slope(float(slopes[h]))};
     const Matrix Qf = Q[bh].cast<float>(), Kf = K[g].cast<float>(), Vf = V[g].cast<float>();
     const auto fwd = qktile::flash_forward<float>(
         [&](int i, int j) {
@@ -316,7 +200,7 @@ TEST_CASE("GQA index mapping and per-sequence key lengths: every (sequence, head
           for (int k = 0; k < d; ++k) s += Qf(i, k) * Kf(j, k);
           return s;
         },
-        Vf.data(), d_v, lg, tile::BlockClassifier{lg.mask, 2, 3, nullptr});
+        Vf.data(), d_v, lg, pipeline::BlockClassifier{lg.mask, 2, 3, nullptr});
     AttentionConfig<double> c64;
     c64.score = "scaled_dot";
     c64.mask = c32.mask;

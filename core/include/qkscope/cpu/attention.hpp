@@ -1,24 +1,25 @@
-// qkscope/tiled/attention.hpp — fast CPU attention with the core's results contract:
-// tiled::attention_forward / tiled::attention_backward take the same Q, K, V, params and
+// qkscope/cpu/attention.hpp — fast CPU attention with the core's results contract:
+// cpu::attention_forward / cpu::attention_backward take the same Q, K, V, params and
 // AttentionConfig as qkscope::attention_forward, and return only O and logsumexp
 // (O(L d) memory). The *_batch variants take B*H heads at once and split the work over
 // (head, query tile) items on TiledOptions::threads threads (results do not depend on it).
-// How each scoring function reaches the tiled kernel (flash.hpp):
-//   dot, scaled_dot   S = Q K^T on blocks (Q tile pre-scaled by scale / tau)
-//   cosine            S = Qh Kh^T with rows pre-normalised by max(|x|, eps)
-//   bilinear          S = (Q W) K^T with Q W computed once
-//   linear_concat     S_ij = a_i + c_j, a = Q w_q, c = K w_k: O(L d + L_q L_k)
-//   additive          fused tanh scorer (additive.hpp), projections computed once
+// How each scoring function reaches the tiled kernel (flash.hpp): by visiting the score
+// registry, whose prepare hook gives the function's form (score/forms.hpp), and the form
+// picks the tile scorer:
+//   DotForm        S = q k^T on blocks (GEMM; the q tile pre-scaled by scale / tau)
+//   SeparableForm  S_ij = a_i + c_j: O(L d + L_q L_k)
+//   AdditiveForm   fused tanh scorer (additive.hpp)
 // Normalizers other than softmax fall back to the core (fallback = true), and so do logits
-// whose size would overflow once divided by tau (detail/logit_range.hpp): the core then
-// returns the right value or refuses with its own message.
+// whose size would overflow once divided by tau (bounded from the prepared form:
+// detail/logit_range.hpp): the core then returns the right value or refuses with its own
+// message.
 #pragma once
 
+#include "qkscope/cpu/additive.hpp"
 #include "qkscope/detail/logit_range.hpp"
-#include "qkscope/tiled/additive.hpp"
-#include "qkscope/tiled/flash_backward.hpp"
+#include "qkscope/cpu/flash_backward.hpp"
 
-namespace qkscope::tiled {
+namespace qkscope::cpu {
 
 /// One head of a batch: Q (L_q, d_q), K (L_k, d_k), V (L_k, d_v), not owned. For GQA/MQA
 /// point several heads at the same K and V (dK, dV then come per query head: sum them).
@@ -60,95 +61,72 @@ std::pair<double, MaskFn> prepare(const std::vector<HeadInputs<T>>& heads, const
   return {scale, mask};
 }
 
-/// Row-normalised X (rows divided by max(|x|, eps)) and the norms, as score::Cosine.
+/// The kernel scorers of one form per head (score/forms.hpp): the form's type picks the code.
 template <class T>
-Mat<T> normalized(const Mat<T>& X, Vec<T>& n) {
-  return score::Cosine::unit_rows(X, n);
+std::vector<DotScorer<T>> scorers_of(const std::vector<score::DotForm<T>>& f, const std::vector<HeadInputs<T>>& h) {
+  std::vector<DotScorer<T>> sc;
+  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back({&f[n].q_or(*h[n].Q), &f[n].k_or(*h[n].K)});
+  return sc;
+}
+template <class T>
+std::vector<SeparableScorer<T>> scorers_of(const std::vector<score::SeparableForm<T>>& f,
+                                           const std::vector<HeadInputs<T>>&) {
+  std::vector<SeparableScorer<T>> sc;
+  for (const auto& x : f) sc.push_back({&x.a, &x.c});
+  return sc;
+}
+/// Additive: also the exponentials of the fused tanh (additive.hpp), kept in `in`.
+template <class T>
+std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<T>>& f,
+                                          const std::vector<HeadInputs<T>>&, std::vector<AdditiveInputs<T>>& in) {
+  in.resize(f.size());
+  std::vector<AdditiveScorer<T>> sc;
+  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back(in[n].prepare(f[n]));
+  return sc;
 }
 
-/// Back through xhat = x / max(|x|, eps) (score::Cosine's rule, both branches).
-template <class T>
-Mat<T> through_normalize(const Mat<T>& X, const Mat<T>& Xh, const Vec<T>& n, const Mat<T>& dXh) {
-  Mat<T> dX(X.rows(), X.cols());
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    if (n(i) <= T(score::Cosine::eps)) dX.row(i) = dXh.row(i) / n(i);
-    else dX.row(i) = (dXh.row(i) - Xh.row(i) * Xh.row(i).dot(dXh.row(i))) / n(i);
-  }
-  return dX;
+/// Calls fn(scorers, finish) with one scorer per head for cfg.score, found by visiting the
+/// registry: the score's prepare hook gives each head's form. finish(n, g, out) maps head
+/// n's kernel gradients back to its Q, K and the score parameters (prepared_backward).
+/// Returns false, without calling fn, when fold_ok(bound) is false for some head's form
+/// (its logits / tau may leave T's range: detail/logit_range.hpp).
+template <class T, class Ok, class Fn>
+bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, const std::string& score,
+                  Ok&& fold_ok, Fn&& fn) {
+  bool ran = false;
+  visit_score(score, [&](auto f) {
+    using F = decltype(f);
+    using Form = decltype(F::template prepare<T>(*h[0].Q, *h[0].K, p));
+    std::vector<Form> forms;
+    forms.reserve(h.size());
+    for (const auto& x : h) forms.push_back(F::template prepare<T>(*x.Q, *x.K, p));
+    for (std::size_t n = 0; n < h.size(); ++n)
+      if (!fold_ok(qkscope::detail::form_bound(forms[n], *h[n].Q, *h[n].K))) return;
+    ran = true;
+    auto finish = [&](std::size_t n, FlashGrads<T>& g, AttentionGrads<T>& out) {
+      score::FormGrads<T> fg{std::move(g.dQs), std::move(g.dKs), std::move(g.extra)};
+      ScoreGrads<T> sg;
+      F::template prepared_backward<T>(*h[n].Q, *h[n].K, p, forms[n], fg, sg);
+      out.dQ = std::move(sg.dQ);
+      out.dK = std::move(sg.dK);
+      out.dparams = std::move(sg.dparams);
+    };
+    if constexpr (std::is_same_v<Form, score::AdditiveForm<T>>) {
+      std::vector<AdditiveInputs<T>> in;
+      fn(scorers_of(forms, h, in), finish);
+    } else {
+      fn(scorers_of(forms, h), finish);
+    }
+  });
+  return ran;
 }
 
-/// Calls fn(scorers, finish) with one scorer per head for cfg.score; finish(n, g, out)
-/// maps head n's kernel gradients back to its Q, K and the score parameters.
-template <class T, class Fn>
-void with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, const std::string& score,
-                  Fn&& fn) {
-  using G = FlashGrads<T>;
-  using Out = AttentionGrads<T>;
-  const std::size_t N = h.size();
-  if (score == "dot" || score == "scaled_dot") {
-    std::vector<DotScorer<T>> sc;
-    for (const auto& x : h) sc.push_back({x.Q, x.K});
-    fn(sc, [&](std::size_t n, G& g, Out& out) {
-      out.dQ = std::move(g.dQs);
-      out.dK = std::move(g.dKs);
-      (void)n;
-    });
-  } else if (score == "cosine") {
-    std::vector<Vec<T>> nq(N), nk(N);
-    std::vector<Mat<T>> Qh(N), Kh(N);
-    std::vector<DotScorer<T>> sc;
-    for (std::size_t n = 0; n < N; ++n) {
-      Qh[n] = normalized(*h[n].Q, nq[n]);
-      Kh[n] = normalized(*h[n].K, nk[n]);
-      sc.push_back({&Qh[n], &Kh[n]});
-    }
-    fn(sc, [&](std::size_t n, G& g, Out& out) {
-      out.dQ = through_normalize(*h[n].Q, Qh[n], nq[n], g.dQs);
-      out.dK = through_normalize(*h[n].K, Kh[n], nk[n], g.dKs);
-    });
-  } else if (score == "bilinear") {
-    std::vector<Mat<T>> QW(N);
-    std::vector<DotScorer<T>> sc;
-    for (std::size_t n = 0; n < N; ++n) {
-      QW[n] = *h[n].Q * p.W;  // (L_q, d_k)
-      sc.push_back({&QW[n], h[n].K});
-    }
-    fn(sc, [&](std::size_t n, G& g, Out& out) {
-      out.dQ = g.dQs * p.W.transpose();
-      out.dparams.W = h[n].Q->transpose() * g.dQs;
-      out.dK = std::move(g.dKs);
-    });
-  } else if (score == "linear_concat") {
-    const Eigen::Index dq = h[0].Q->cols(), dk = h[0].K->cols();
-    std::vector<Vec<T>> a(N), c(N);
-    std::vector<SeparableScorer<T>> sc;
-    for (std::size_t n = 0; n < N; ++n) {
-      a[n] = *h[n].Q * p.w.head(dq);
-      c[n] = *h[n].K * p.w.tail(dk);
-      sc.push_back({&a[n], &c[n]});
-    }
-    fn(sc, [&](std::size_t n, G& g, Out& out) {
-      out.dQ = g.dQs.col(0) * p.w.head(dq).transpose();
-      out.dK = g.dKs.col(0) * p.w.tail(dk).transpose();
-      out.dparams.w.resize(dq + dk);
-      out.dparams.w.head(dq) = h[n].Q->transpose() * g.dQs.col(0);
-      out.dparams.w.tail(dk) = h[n].K->transpose() * g.dKs.col(0);
-    });
-  } else if (score == "additive") {
-    std::vector<AdditiveInputs<T>> in(N);
-    std::vector<AdditiveScorer<T>> sc;
-    for (std::size_t n = 0; n < N; ++n) sc.push_back(in[n].prepare(*h[n].Q, *h[n].K, p));
-    fn(sc, [&](std::size_t n, G& g, Out& out) {
-      out.dQ = g.dQs * p.W_q;
-      out.dK = g.dKs * p.W_k;
-      out.dparams.W_q = g.dQs.transpose() * *h[n].Q;
-      out.dparams.W_k = g.dKs.transpose() * *h[n].K;
-      out.dparams.v = std::move(g.extra);
-      out.dparams.b = g.dQs.colwise().sum().transpose();
-    });
-  } else {
-    throw_unknown_score(score);
-  }
+/// The with_scorers predicate: may this call fold scale / tau into the logits?
+template <class T>
+auto fold_check(double scale, const AttentionConfig<T>& cfg, const MaskFn& mask) {
+  return [scale, &cfg, L_q = mask.L_q, L_k = mask.L_k](const qkscope::detail::FormBound& b) {
+    return qkscope::detail::logits_fold_safe<T>(b, scale, cfg.temperature, cfg.bias, 0.0, L_q, L_k);
+  };
 }
 
 }  // namespace detail
@@ -160,30 +138,6 @@ bool tiled_supported(const AttentionConfig<T>& cfg) {
 }
 
 namespace detail {
-
-/// True when every head's logits / tau stay well inside T's range (logits_fold_safe), or
-/// when the inputs are invalid (then prepare() throws the core's message). False sends the
-/// call to the core.
-template <class T>
-bool fold_safe(const std::vector<HeadInputs<T>>& heads, const ScoreParams<T>& params,
-               const AttentionConfig<T>& cfg) {
-  try {
-    for (const auto& h : heads) {
-      const ScoreShape shape = qkscope::detail::check_inputs(*h.Q, *h.K, *h.V);
-      double scale = 1;
-      visit_score(cfg.score, [&](auto f) {
-        decltype(f)::validate(shape, params);
-        scale = cfg.scale.value_or(decltype(f)::default_scale(shape));
-      });
-      if (!qkscope::detail::logits_fold_safe(cfg.score, *h.Q, *h.K, params, scale, cfg.temperature, cfg.bias,
-                                             shape.L_q, shape.L_k))
-        return false;
-    }
-  } catch (const std::invalid_argument&) {
-    return true;
-  }
-  return true;
-}
 
 template <class M>
 bool finite(const M& m) {
@@ -214,17 +168,17 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
     }
     return r;
   };
-  if (!tiled_supported(cfg) || !detail::fold_safe(heads, params, cfg)) return core_forward();
+  if (!tiled_supported(cfg)) return core_forward();
   // Not a structured binding: clang 14 cannot capture those in the lambdas below.
   const auto prepared = detail::prepare(heads, params, cfg, opt);
   const double scale = prepared.first;
   const MaskFn mask = prepared.second;
-  const detail::TileMods<T> mods(mask, scale, cfg.temperature, cfg.bias);
+  const detail::TileOps<T> ops(mask, scale, cfg.temperature, cfg.bias);
   std::vector<const Mat<T>*> V;
   for (const auto& h : heads) V.push_back(h.V);
-  detail::with_scorers(heads, params, cfg.score, [&](const auto& sc, auto&&) {
-    detail::flash_forward(sc, mods, V, mask.L_q, opt, r);
-  });
+  const bool ran = detail::with_scorers(heads, params, cfg.score, detail::fold_check(scale, cfg, mask),
+                                       [&](const auto& sc, auto&&) { detail::flash_forward(sc, ops, V, mask.L_q, opt, r); });
+  if (!ran) return core_forward();
   for (auto& x : r) {
     x.scale = scale;
     // Safety net behind fold_safe: never return NaN where the core has an answer or an error.
@@ -262,7 +216,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
     }
     return out;
   };
-  if (!tiled_supported(cfg) || !fold_safe(heads, params, cfg)) return core_backward();
+  if (!tiled_supported(cfg)) return core_backward();
   // Not a structured binding: clang 14 cannot capture those in the lambdas below.
   const auto prepared = prepare(heads, params, cfg, opt);
   const double scale = prepared.first;
@@ -275,10 +229,10 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
     qkscope::detail::require(fwd[n]->logsumexp.size() == mask.L_q, "fwd.logsumexp must have length L_q");
     V.push_back(heads[n].V);
   }
-  const TileMods<T> mods(mask, scale, cfg.temperature, cfg.bias);
-  with_scorers(heads, params, cfg.score, [&](const auto& sc, auto&& finish) {
+  const TileOps<T> ops(mask, scale, cfg.temperature, cfg.bias);
+  const bool ran = with_scorers(heads, params, cfg.score, fold_check(scale, cfg, mask), [&](const auto& sc, auto&& finish) {
     std::vector<FlashGrads<T>> g(heads.size());
-    flash_backward(sc, mods, V, fwd, dO, mask.L_q, mask.L_k, opt, g);
+    flash_backward(sc, ops, V, fwd, dO, mask.L_q, mask.L_k, opt, g);
     for (std::size_t n = 0; n < heads.size(); ++n) {
       out[n].dV = std::move(g[n].dV);
       out[n].drelative = std::move(g[n].drelative);
@@ -287,6 +241,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
       finish(n, g[n], out[n]);
     }
   });
+  if (!ran) return core_backward();
   // An overflow in dP = dO V^T or through 1 / tau: the core rescales, or names the gradient.
   for (const auto& g : out)
     if (!finite(g.dQ) || !finite(g.dK) || !finite(g.dV) || !std::isfinite(g.dtemperature) ||
@@ -315,7 +270,7 @@ std::vector<AttentionGrads<T>> attention_backward_batch(const std::vector<HeadIn
   return detail::backward_impl(heads, params, cfg, F, dO, opt);
 }
 
-/// Tiled backward of one head for dO = dL/dO (L_q, d_v); `fwd` from tiled::attention_forward
+/// Tiled backward of one head for dO = dL/dO (L_q, d_v); `fwd` from cpu::attention_forward
 /// with the same arguments. Fills dQ, dK, dV, dparams, drelative, ddense (only when a dense
 /// bias is set: (L_q, L_k)) and dtemperature, as qkscope::attention_backward.
 template <class T>
@@ -326,4 +281,4 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   return std::move(detail::backward_impl<T>({{&Q, &K, &V}}, params, cfg, {&fwd}, {&dO}, opt)[0]);
 }
 
-}  // namespace qkscope::tiled
+}  // namespace qkscope::cpu

@@ -1,4 +1,4 @@
-// qkscope/tile/host_device.hpp — the few primitives every tile functor is built from,
+// qkscope/pipeline/host_device.hpp — the few primitives every pipeline functor is built from,
 // compiled unchanged for the CPU (g++), for CUDA device code (nvcc) and by the CPU
 // interpreter of the CUDA kernels (native/cuda/emu/). No Eigen, no std:: containers:
 // only PODs, raw pointers and these scalar helpers, so the functors can run on the GPU.
@@ -17,7 +17,7 @@
 #endif
 #endif
 
-namespace qkscope::tile {
+namespace qkscope::pipeline {
 
 /// Offsets into (heads, L, d) arrays can exceed 2^31; positions inside a sequence cannot.
 using offset_t = long long;
@@ -58,4 +58,4 @@ QKSCOPE_HOST_DEVICE inline double tanh_(double x) { return std::tanh(x); }
 template <class T>
 QKSCOPE_HOST_DEVICE inline T max_(T a, T b) { return b > a ? b : a; }
 
-}  // namespace qkscope::tile
+}  // namespace qkscope::pipeline

@@ -1,4 +1,4 @@
-// qkscope/tiled/flash_backward.hpp — tiled backward of flash.hpp for a batch of heads.
+// qkscope/cpu/flash_backward.hpp — tiled backward of flash.hpp for a batch of heads.
 //   P = exp(x - lse), D_i = rowsum(dO_i * O_i), dx = P (dO V^T - D)   (Dao 2023, Alg. 2)
 // Two passes so that no two threads add into the same row, which keeps results bitwise
 // identical for any thread count without atomics: pass A, items (head, key tile) -> dK, dV
@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "qkscope/tiled/flash.hpp"
+#include "qkscope/cpu/flash.hpp"
 
-namespace qkscope::tiled::detail {
+namespace qkscope::cpu::detail {
 
 /// Gradients from the generic kernel for one head: w.r.t. the scorer's query/key side
 /// (dQs, dKs), V, the scorer's per-call extra parameters, and the biases / temperature.
@@ -27,7 +27,7 @@ struct FlashGrads {
 template <class T>
 struct BackwardScratch {
   Vec<T> s, x, p, dx, tmp;  // (bq * bk) storage of S, logits, P, dP / dx; one row
-  Mat<T> dQt, dKt, dVt, Qt;  // Qt: the query tile scaled as in the forward
+  Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
   std::vector<double> rows;  // per query row: sum P dP logP, sum P logP, sum P dP, sum P
   void reserve(Eigen::Index n) {
@@ -38,39 +38,39 @@ struct BackwardScratch {
 
 /// Recomputes one tile's P (in w.p) and dL/draw (in w.dx). Returns false for an empty tile.
 template <class T, class Scorer>
-bool tile_grad(const Scorer& sc, const TileMods<T>& mods, const Mat<T>& V, const Mat<T>& dO,
+bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const Mat<T>& dO,
                const Vec<T>& lse, const Vec<T>& D, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
                Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<T>* drel,
                std::type_identity_t<Mat<T>>* ddense, double* rows) {
-  const MaskFn& mask = mods.mask;
-  if (classify_tile(mask, i0, i0 + bq, j0, j0 + bk) == TileKind::empty) return false;
+  const pipeline::Mask& mask = ops.mask;
+  if (classify_tile(mask, i0, i0 + bq, j0, j0 + bk) == pipeline::BlockKind::empty) return false;
   const T ninf = -std::numeric_limits<T>::infinity();
-  const bool general = mods.general();
+  const bool general = ops.general();
   w.reserve(bq * bk);
   Eigen::Map<Mat<T>> S(w.s.data(), bq, bk), X(w.x.data(), bq, bk), P(w.p.data(), bq, bk),
       dX(w.dx.data(), bq, bk);
-  // The logits exactly as the forward formed them (flash.hpp folds scale / tau into the
-  // query tile): recomputed another way, x - lse is off by ulp(x), and P = exp(x - lse) by
-  // 2e-4 relative at |x| ~ 3000 (tau = 1e-3), which the fuzzer caught in dV.
+  // The logits exactly as the forward computed them (flash.hpp: without modifiers the query
+  // tile is scaled first), so that P = exp(x - lse) is consistent with the saved lse. S (the
+  // raw scores) is only read back through the modifiers, i.e. when there are some.
   bool prescaled = false;
   if constexpr (QueryScalable<Scorer, T>) {
-    if (mods.plain()) {
-      sc.scale_queries(i0, bq, mods.scale * mods.inv_tau, w.Qt);
+    if (ops.plain()) {
+      sc.scale_queries(i0, bq, ops.mods.scale_tau, w.Qt);
       sc.scores_from(w.Qt, j0, bk, X);
       prescaled = true;
     }
   }
   if (!prescaled) {
-    sc.scores(i0, bq, j0, bk, S);  // raw scores: the softcap backward needs them
+    sc.scores(i0, bq, j0, bk, S);
     X = S;
-    if (!mods.plain() || mods.scale * mods.inv_tau != T(1)) mods.logits(X, i0, j0);
+    if (!ops.plain() || ops.mods.scale_tau != T(1)) ops.logits(X, i0, j0);
   }
   for (Eigen::Index r = 0; r < bq; ++r) {
     const Eigen::Index i = i0 + r;
     const auto [lo, hi] = block_range(mask, i, j0, bk);
     P.row(r).setZero();
     if (lo >= hi || lse(i) == ninf) continue;  // nothing visible / fully masked row
-    if (general) mods.apply_keep(X, r, i, j0, lo, hi);
+    if (general) ops.apply_keep(X, r, i, j0, lo, hi);
     auto ps = P.row(r).segment(lo, hi - lo);
     ps = X.row(r).segment(lo, hi - lo);
     exp_shifted(ps, lse(i), general, w.tmp);  // P = exp(x - lse); X keeps the logits
@@ -108,21 +108,20 @@ bool tile_grad(const Scorer& sc, const TileMods<T>& mods, const Mat<T>& V, const
   }
   for (Eigen::Index r = 0; r < bq; ++r)
     dX.row(r) = P.row(r).cwiseProduct((dX.row(r).array() - D(i0 + r)).matrix());
-  mods.backward(dX, S, i0, j0, drel, ddense);
+  ops.backward(dX, S, i0, j0, drel, ddense);
   return true;
 }
 
 /// Backward for every head n (scorers[n], V[n], fwd[n], dO[n]); g[n] receives its grads.
 template <class T, class Scorer>
-void flash_backward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
+void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
                     const std::vector<const Mat<T>*>& V, const std::vector<const TiledResult<T>*>& fwd,
                     const std::vector<const Mat<T>*>& dO, Eigen::Index L_q, Eigen::Index L_k,
                     const TiledOptions& opt, std::vector<FlashGrads<T>>& g) {
   const Eigen::Index heads = Eigen::Index(scorers.size()), nq = num_tiles(L_q, opt.block_q),
                      nk = num_tiles(L_k, opt.block_k);
   const int threads = resolve_threads(opt.threads);
-  const auto& b = *mods.bias;
-  const Eigen::Index n_rel = b.relative.size(), n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
+    const Eigen::Index n_rel = ops.mods.relative ? 2 * Eigen::Index(ops.mods.R) + 1 : 0, n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
   std::vector<Vec<T>> D(heads), lse(heads);
   std::vector<Mat<T>> rel_part(heads), extra_part(heads);
   std::vector<double> dtau_part(heads * nq, 0.0);
@@ -132,7 +131,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
     g[n].dQs.resize(L_q, scorers[n].q_width());
     g[n].dKs.resize(L_k, scorers[n].k_width());
     g[n].dV.resize(L_k, V[n]->cols());
-    if (b.dense.size()) g[n].ddense = Mat<T>::Zero(L_q, L_k);
+    if (ops.mods.dense) g[n].ddense = Mat<T>::Zero(L_q, L_k);
     rel_part[n] = Mat<T>::Zero(nk, n_rel);
     extra_part[n] = Mat<T>::Zero(nk, n_extra);
   }
@@ -146,7 +145,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
     w.extra.setZero(n_extra);
     for (Eigen::Index i0 = 0; i0 < L_q; i0 += opt.block_q) {
       const Eigen::Index bq = std::min(opt.block_q, L_q - i0);
-      if (!tile_grad(sc, mods, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w,
+      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w,
                      n_rel ? rel_part[n].row(t).data() : nullptr,
                      g[n].ddense.size() ? &g[n].ddense : nullptr, nullptr))
         continue;
@@ -167,7 +166,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
     w.rows.assign(4 * bq, 0.0);
     for (Eigen::Index j0 = 0; j0 < L_k; j0 += opt.block_k) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
-      if (tile_grad(sc, mods, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w, nullptr, nullptr,
+      if (tile_grad(sc, ops, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w, nullptr, nullptr,
                     w.rows.data()))
         sc.grad_q(i0, bq, j0, bk, Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk), w.dQt);
     }
@@ -180,7 +179,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
       const double ls = std::log(sum);  // with p^ = P / sum: A - C B, A = sum p^ dP log p^ ...
       acc += (a - c * ls) / sum - (c / sum) * ((b - sum * ls) / sum);
     }
-    dtau_part[item] = -acc / double(mods.tau);
+    dtau_part[item] = -acc / double(ops.tau);
   });
   // Reductions in tile order: independent of the thread count.
   for (Eigen::Index n = 0; n < heads; ++n) {
@@ -195,4 +194,4 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
   }
 }
 
-}  // namespace qkscope::tiled::detail
+}  // namespace qkscope::cpu::detail

@@ -1,4 +1,4 @@
-// Block iteration bounds and block classification (qkscope/tile/mask.hpp), checked
+// Block iteration bounds and block classification (qkscope/pipeline/mask.hpp), checked
 // against brute force: a kernel visits exactly the blocks that hold at least one visible
 // (query, key) pair, calls "full" only blocks where every pair is visible, and the bounds
 // agree with the core's MaskFn element by element. Plus the small functors' contracts:
@@ -6,11 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include "qkscope/qkscope.hpp"
-#include "qkscope/tile/from_core.hpp"
+#include "qkscope/pipeline/pipeline.hpp"
+#include "reference/reference.hpp"
 #include "support/random.hpp"
 
 using namespace qkscope;
-using tile::BlockKind;
+using pipeline::BlockKind;
 
 namespace {
 
@@ -56,25 +57,24 @@ Count census(const MaskFn& m, int Br, int Bc, int qb, int kb) {
 
 void check_blocks(const std::string& name, const MaskSpec& spec, Eigen::Index L_q, Eigen::Index L_k, int Br,
                   int Bc, bool with_map) {
-  const MaskFn m = resolve_mask(spec, L_q, L_k);
-  const tile::Mask tm = tile::to_tile(m);
+  const pipeline::Mask tm = resolve_mask(spec, L_q, L_k);
   std::vector<std::uint8_t> map;
-  tile::BlockClassifier bc{tm, Br, Bc, nullptr};
+  pipeline::BlockClassifier bc{tm, Br, Bc, nullptr};
   if (with_map) {
     map.resize(std::size_t(bc.num_q_blocks()) * bc.num_k_blocks());
-    tile::build_block_map(tm, Br, Bc, map.data());
+    pipeline::build_block_map(tm, Br, Bc, map.data());
     bc.map = map.data();
   }
   INFO("mask " << name << ", L_q=" << L_q << " L_k=" << L_k << ", blocks " << Br << "x" << Bc
                << (with_map ? ", block map" : ""));
-  // Element by element, the POD mask is the core's mask.
+  // Element by element, the pipeline's mask is the oracle's mask rule.
   for (int i = 0; i < L_q; ++i)
-    for (int j = 0; j < L_k; ++j) REQUIRE(tm(i, j) == m(i, j));
+    for (int j = 0; j < L_k; ++j) REQUIRE(tm(i, j) == reference::allowed(spec, L_q, L_k, i, j));
   for (int qb = 0; qb < bc.num_q_blocks(); ++qb) {
-    const tile::Range kr = bc.key_blocks(qb);
+    const pipeline::Range kr = bc.key_blocks(qb);
     for (int kb = 0; kb < bc.num_k_blocks(); ++kb) {
       INFO("block (" << qb << ", " << kb << ")");
-      const Count c = census(m, Br, Bc, qb, kb);
+      const Count c = census(tm, Br, Bc, qb, kb);
       const BlockKind k = bc(qb, kb);
       const bool visited = kb >= kr.begin && kb < kr.end && k != BlockKind::empty;
       if (tm.keep && !with_map)
@@ -86,27 +86,27 @@ void check_blocks(const std::string& name, const MaskSpec& spec, Eigen::Index L_
       if (k == BlockKind::partial && (!tm.keep || with_map))
         CHECK((c.visible < c.area || (qb + 1) * Br > L_q || (kb + 1) * Bc > L_k));
       // Backward's bounds: the key block's query range contains every visible query block.
-      const tile::Range qr = bc.query_blocks(kb);
+      const pipeline::Range qr = bc.query_blocks(kb);
       if (c.visible > 0) CHECK((qb >= qr.begin && qb < qr.end));
     }
     // The key range is tight for the band: its first and last blocks hold visible pairs.
     if (!kr.empty() && !tm.keep) {
-      CHECK(census(m, Br, Bc, qb, kr.begin).visible > 0);
-      CHECK(census(m, Br, Bc, qb, kr.end - 1).visible > 0);
+      CHECK(census(tm, Br, Bc, qb, kr.begin).visible > 0);
+      CHECK(census(tm, Br, Bc, qb, kr.end - 1).visible > 0);
     }
   }
   for (int kb = 0; kb < bc.num_k_blocks(); ++kb) {
-    const tile::Range qr = bc.query_blocks(kb);
+    const pipeline::Range qr = bc.query_blocks(kb);
     if (!qr.empty() && !tm.keep) {
-      CHECK(census(m, Br, Bc, qr.begin, kb).visible > 0);
-      CHECK(census(m, Br, Bc, qr.end - 1, kb).visible > 0);
+      CHECK(census(tm, Br, Bc, qr.begin, kb).visible > 0);
+      CHECK(census(tm, Br, Bc, qr.end - 1, kb).visible > 0);
     }
   }
 }
 
 }  // namespace
 
-TEST_CASE("block bounds visit exactly the blocks with a visible pair, for every band mask", "[tile]") {
+TEST_CASE("block bounds visit exactly the blocks with a visible pair, for every band mask", "[pipeline]") {
   const std::pair<Eigen::Index, Eigen::Index> shapes[] = {{1, 1}, {3, 4}, {4, 4}, {5, 4}, {9, 4},
                                                           {4, 9}, {9, 9}, {13, 6}, {6, 13}, {1, 17}};
   for (const auto& [name, base] : band_masks())
@@ -121,7 +121,7 @@ TEST_CASE("block bounds visit exactly the blocks with a visible pair, for every 
 }
 
 TEST_CASE("keep masks: the block map makes skipping exact, and per-sequence key lengths still apply",
-          "[tile]") {
+          "[pipeline]") {
   detail::Rng rng(3);
   const Eigen::Index L_q = 11, L_k = 13;
   MaskSpec spec;
@@ -138,10 +138,10 @@ TEST_CASE("keep masks: the block map makes skipping exact, and per-sequence key 
   // A map coarser than the kernel's blocks (4 x 4 map, 2 x 4 blocks): still never skips a
   // visible pair, and "full" is still exact.
   {
-    const tile::Mask km = tile::to_tile(resolve_mask(spec, L_q, L_k));
-    std::vector<std::uint8_t> coarse(std::size_t(tile::ceil_div(int(L_q), 4) * tile::ceil_div(int(L_k), 4)));
-    tile::build_block_map(km, 4, 4, coarse.data());
-    const tile::BlockClassifier fine{km, 2, 4, coarse.data(), 4, 4};
+    const pipeline::Mask km = resolve_mask(spec, L_q, L_k);
+    std::vector<std::uint8_t> coarse(std::size_t(pipeline::ceil_div(int(L_q), 4) * pipeline::ceil_div(int(L_k), 4)));
+    pipeline::build_block_map(km, 4, 4, coarse.data());
+    const pipeline::BlockClassifier fine{km, 2, 4, coarse.data(), 4, 4};
     for (int qb = 0; qb < fine.num_q_blocks(); ++qb)
       for (int kb = 0; kb < fine.num_k_blocks(); ++kb) {
         int visible = 0, area = 0;
@@ -156,10 +156,10 @@ TEST_CASE("keep masks: the block map makes skipping exact, and per-sequence key 
       }
   }
   // A block map built for the call's mask combined with a shorter per-sequence key length.
-  const tile::Mask tm = tile::to_tile(resolve_mask(spec, L_q, L_k));
-  std::vector<std::uint8_t> map(std::size_t(tile::ceil_div(int(L_q), 4) * tile::ceil_div(int(L_k), 4)));
-  tile::build_block_map(tm, 4, 4, map.data());
-  const tile::BlockClassifier bc{tm.with_key_length(5), 4, 4, map.data()};
+  const pipeline::Mask tm = resolve_mask(spec, L_q, L_k);
+  std::vector<std::uint8_t> map(std::size_t(pipeline::ceil_div(int(L_q), 4) * pipeline::ceil_div(int(L_k), 4)));
+  pipeline::build_block_map(tm, 4, 4, map.data());
+  const pipeline::BlockClassifier bc{tm.with_key_length(5), 4, 4, map.data()};
   for (int qb = 0; qb < bc.num_q_blocks(); ++qb)
     for (int kb = 0; kb < bc.num_k_blocks(); ++kb) {
       int visible = 0;
@@ -171,8 +171,8 @@ TEST_CASE("keep masks: the block map makes skipping exact, and per-sequence key 
 }
 
 TEST_CASE("online softmax: empty rows give lse -inf and output 0; merging partial states equals one pass",
-          "[tile]") {
-  using S = tile::OnlineSoftmax<double>;
+          "[pipeline]") {
+  using S = pipeline::OnlineSoftmax<double>;
   const double ninf = -std::numeric_limits<double>::infinity();
   S empty;
   CHECK(empty.rescale(ninf) == 0.0);  // alpha of an all -inf block: 0, never NaN
@@ -198,12 +198,12 @@ TEST_CASE("online softmax: empty rows give lse -inf and output 0; merging partia
   CHECK(a.logsumexp() == Approx(one.logsumexp()).epsilon(1e-15));
   CHECK(std::isfinite(one.logsumexp()));
   // Backward: the shift of a fully masked row makes every P exactly 0.
-  CHECK(tile::exp_(ninf - tile::recompute_shift(ninf)) == 0.0);
-  CHECK(tile::exp_(3.0 - tile::recompute_shift(ninf)) == 0.0);
-  CHECK(tile::softmax_grad(0.0, 5.0, 2.0) == 0.0);
+  CHECK(pipeline::exp_(ninf - pipeline::recompute_shift(ninf)) == 0.0);
+  CHECK(pipeline::exp_(3.0 - pipeline::recompute_shift(ninf)) == 0.0);
+  CHECK(pipeline::softmax_grad(0.0, 5.0, 2.0) == 0.0);
 }
 
-TEST_CASE("score modifiers: logit follows the pipeline order and grad_raw is its derivative", "[tile]") {
+TEST_CASE("score modifiers: logit follows the pipeline order and grad_raw is its derivative", "[pipeline]") {
   detail::Rng rng(8);
   const Eigen::Index L_q = 4, L_k = 6;
   BiasSpec<double> b;
@@ -215,10 +215,15 @@ TEST_CASE("score modifiers: logit follows the pipeline order and grad_raw is its
   ms.alignment = CausalAlignment::bottom_right;
   const MaskFn m = resolve_mask(ms, L_q, L_k);
   const double scale = 0.8, tau = 0.6;
-  const auto mods = tile::to_tile(b, scale, tau, m);
+  const auto mods = score_mods(b, scale, tau, m.offset);
   MatrixD raw = qktest::randn(rng, L_q, L_k, 2.0);
-  MatrixD s = scale * raw;
-  apply_bias(b, m.offset, s);  // the core's order
+  // The oracle's order: dot scores of raw against the identity keys are raw itself.
+  AttentionConfig<double> cfg;
+  cfg.score = "dot";
+  cfg.scale = scale;
+  cfg.mask = ms;
+  cfg.bias = b;
+  const MatrixD s = reference::attention<double>(raw, MatrixD::Identity(L_k, L_k), MatrixD::Ones(L_k, 1), {}, cfg).scores;
   for (int i = 0; i < L_q; ++i)
     for (int j = 0; j < L_k; ++j) {
       CHECK(mods.logit(raw(i, j), i, j) == Approx(s(i, j) / tau).epsilon(1e-13));
@@ -227,15 +232,15 @@ TEST_CASE("score modifiers: logit follows the pipeline order and grad_raw is its
       CHECK(mods.grad_raw(1.0, raw(i, j)) == Approx(fd).epsilon(1e-7));
     }
   CHECK(mods.grad_raw(0.0, std::numeric_limits<double>::quiet_NaN()) == 0.0);  // masked stays exactly 0
-  tile::ScoreMods<double> plain;
+  pipeline::ScoreMods<double> plain;
   plain.scale_tau = 0.25;
   CHECK(plain.plain());
   CHECK(plain.logit(8.0, 0, 0) == 2.0);
 }
 
-TEST_CASE("GQA mapping: MHA, GQA and MQA head groups partition the query heads", "[tile]") {
+TEST_CASE("GQA mapping: MHA, GQA and MQA head groups partition the query heads", "[pipeline]") {
   for (auto [batch, heads, kv] : {std::tuple{1, 4, 4}, {2, 8, 2}, {3, 6, 1}, {2, 32, 8}}) {
-    const tile::Heads hm{batch, heads, kv};
+    const pipeline::Heads hm{batch, heads, kv};
     std::vector<int> seen(std::size_t(hm.count()), 0);
     for (int g = 0; g < hm.kv_count(); ++g)
       for (int t = 0; t < hm.group(); ++t) {

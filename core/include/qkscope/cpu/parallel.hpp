@@ -1,4 +1,4 @@
-// qkscope/tiled/parallel.hpp — tile options and a tiny fork-join loop over work items
+// qkscope/cpu/parallel.hpp — tile options and a tiny fork-join loop over work items
 // (batch x head x query tile in the forward).
 //
 // Determinism: each item is computed by exactly one thread, with a fixed order inside
@@ -17,7 +17,7 @@
 #include "qkscope/detail/check.hpp"
 #include "qkscope/types.hpp"
 
-namespace qkscope::tiled {
+namespace qkscope::cpu {
 
 /// Options of the tiled kernels.
 struct TiledOptions {
@@ -89,4 +89,4 @@ void parallel_items(Eigen::Index n_items, int threads, Fn&& fn) {
 }
 
 }  // namespace detail
-}  // namespace qkscope::tiled
+}  // namespace qkscope::cpu

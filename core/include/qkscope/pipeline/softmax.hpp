@@ -1,4 +1,4 @@
-// qkscope/tile/softmax.hpp — the online softmax of one query row, visited one key block
+// qkscope/pipeline/softmax.hpp — the online softmax of one query row, visited one key block
 // at a time (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022, Alg. 1):
 //   m' = max(m, max_j x_j);  alpha = e^{m - m'};  l' = alpha l + sum_j e^{x_j - m'};
 //   acc' = alpha acc + sum_j e^{x_j - m'} v_j;   O = acc / l,  lse = m + log l.
@@ -9,9 +9,9 @@
 // A fully masked row (lse = -inf) shifts by +inf so that every P_ij is exactly 0.
 #pragma once
 
-#include "qkscope/tile/host_device.hpp"
+#include "qkscope/pipeline/host_device.hpp"
 
-namespace qkscope::tile {
+namespace qkscope::pipeline {
 
 template <class T>
 struct OnlineSoftmax {
@@ -81,4 +81,4 @@ struct Heads {
   }
 };
 
-}  // namespace qkscope::tile
+}  // namespace qkscope::pipeline

@@ -1,4 +1,4 @@
-// qkscope/tiled/additive.hpp — fused additive (Bahdanau) scorer for the tiled kernel:
+// qkscope/cpu/additive.hpp — fused additive (Bahdanau) scorer for the tiled kernel:
 //   S_ij = sum_h v_h tanh(A_ih + B_jh),  A = Q W_q^T + b (L_q, d_h),  B = K W_k^T (L_k, d_h)
 // (Bahdanau et al. 2015, A.1.2). The projections are computed once (O(L d d_h)); the
 // (L_q, L_k, d_h) tanh tensor is never stored (docs/facts.md §7).
@@ -19,10 +19,11 @@
 #include <cmath>
 #include <limits>
 
+#include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
-#include "qkscope/tiled/scorers.hpp"
+#include "qkscope/cpu/scorers.hpp"
 
-namespace qkscope::tiled::detail {
+namespace qkscope::cpu::detail {
 
 namespace ei = Eigen::internal;
 
@@ -221,23 +222,21 @@ struct AdditiveScorer {
   }
 };
 
-/// The per-head projections and exponentials the scorer points into (once per call).
+/// The exponentials of the fused form that the scorer points into (once per call).
 template <class T>
 struct AdditiveInputs {
-  Mat<T> A, B, EA, EB, EBt;
-  AdditiveScorer<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
-    A = Q * p.W_q.transpose();
-    if (p.b.size()) A.rowwise() += p.b.transpose();
-    B = K * p.W_k.transpose();
+  Mat<T> EA, EB, EBt;
+  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f) {
+    const Mat<T>&A = f.a, &B = f.b;
     const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
     const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&
                           (B.size() == 0 || B.cwiseAbs().maxCoeff() <= limit);
-    if (!in_range) return {&A, &B, &p.v, nullptr, nullptr, nullptr};
+    if (!in_range) return {&A, &B, &f.v, nullptr, nullptr, nullptr};
     EA = (T(2) * A).array().exp();
     EB = (T(2) * B).array().exp();
     EBt = EB.transpose();
-    return {&A, &B, &p.v, &EA, &EB, &EBt};
+    return {&A, &B, &f.v, &EA, &EB, &EBt};
   }
 };
 
-}  // namespace qkscope::tiled::detail
+}  // namespace qkscope::cpu::detail

@@ -1,4 +1,4 @@
-// Tiled online-softmax kernels (tiled/attention.hpp) against the double reference, with
+// Tiled online-softmax kernels (cpu/attention.hpp) against the double reference, with
 // small tiles so that every boundary is cheap: sizes 1, tile-1, tile, tile+1, 2*tile+1
 // with L_q != L_k and odd widths, every mask kind (fully masked rows and tiles included),
 // both causal alignments, the biases and a temperature.
@@ -8,8 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include "qkscope/qkscope.hpp"
-#include "qkscope/tiled/attention.hpp"
+#include "qkscope/cpu/attention.hpp"
 #include "reference/reference.hpp"
+#include "support/cases.hpp"
 #include "support/compare.hpp"
 #include "support/random.hpp"
 
@@ -18,7 +19,6 @@ using namespace qkscope;
 namespace {
 
 constexpr Eigen::Index kTile = 4;
-const char* const kScores[] = {"dot", "scaled_dot", "cosine", "bilinear", "linear_concat", "additive"};
 
 struct Size {
   Eigen::Index L_q, L_k, d, d_v;
@@ -27,119 +27,71 @@ struct Size {
 const Size kSizes[] = {{1, 1, 1, 1},  {3, 4, 3, 2},  {4, 5, 5, 3},
                        {5, 9, 3, 1},  {9, 3, 5, 2},  {9, 9, 7, 4}};
 
-std::vector<std::pair<std::string, MaskSpec>> masks(Eigen::Index L_q, Eigen::Index L_k) {
-  std::vector<std::pair<std::string, MaskSpec>> out;
-  out.push_back({"none", {}});
-  MaskSpec pad;
-  pad.key_length = (L_k + 1) / 2;
-  out.push_back({"key_length", pad});
-  MaskSpec none_visible;
-  none_visible.key_length = 0;
-  out.push_back({"key_length 0 (every row fully masked)", none_visible});
-  MaskSpec tl;
-  tl.causal = true;
-  out.push_back({"causal top_left", tl});
-  MaskSpec br = tl;
-  br.alignment = CausalAlignment::bottom_right;
-  out.push_back({"causal bottom_right", br});
-  MaskSpec win;
-  win.window_left = 2;
-  win.window_right = 1;
-  out.push_back({"window(2,1)", win});
-  MaskSpec row0;
-  row0.keep = KeepMask::Constant(L_q, L_k, true);
-  row0.keep.row(0).setConstant(false);
-  out.push_back({"row 0 fully masked", row0});
-  MaskSpec tile0;  // the first (query tile, key tile) block has no visible key
-  tile0.keep = KeepMask::Constant(L_q, L_k, true);
-  tile0.keep.topLeftCorner(std::min(L_q, kTile), std::min(L_k, kTile)).setConstant(false);
-  out.push_back({"first tile fully masked", tile0});
-  return out;
-}
-
-template <class T>
-AttentionConfig<T> config(const std::string& score, const MaskSpec& mask, int bias_kind,
-                          Eigen::Index L_q, Eigen::Index L_k, std::uint64_t seed) {
-  AttentionConfig<T> c;
-  c.score = score;
-  c.mask = mask;
-  c.temperature = 0.7;
-  detail::Rng rng(seed);
-  if (bias_kind == 1) {
-    c.bias.softcap = 2.5;
-    c.bias.alibi_slope = 0.25;
-  } else if (bias_kind == 2) {
-    c.bias.relative = qktest::randn_vec<T>(rng, 5, 0.5);
-    c.bias.dense = qktest::randn<T>(rng, L_q, L_k, 0.5);
-    c.bias.dense(L_q - 1, 0) = -std::numeric_limits<T>::infinity();
-  }
-  return c;
-}
-
-tiled::TiledOptions small_tiles(int threads = 1) { return {kTile, kTile - 1, threads}; }
+cpu::TiledOptions small_tiles(int threads = 1) { return {kTile, kTile - 1, threads}; }
 
 }  // namespace
 
-TEST_CASE("tiled forward and backward match the double reference across tile boundaries, masks and biases",
-          "[tiled]") {
+// Every registered scoring function: one missing from the CPU kernels fails to compile here.
+TEMPLATE_LIST_TEST_CASE("tiled forward and backward match the double reference across tile boundaries, masks and biases",
+                        "[cpu]", ScoreFunctions) {
+  const std::string score = TestType::name;
   detail::Rng rng(2024);
-  for (const char* score : kScores)
-    for (const Size& s : kSizes)
-      for (const auto& [mask_name, mask] : masks(s.L_q, s.L_k))
-        for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
-          const MatrixD Q = qktest::randn(rng, s.L_q, s.d), K = qktest::randn(rng, s.L_k, s.d),
-                        V = qktest::randn(rng, s.L_k, s.d_v), G = qktest::randn(rng, s.L_q, s.d_v);
-          auto p64 = init_params<double>(score, s.d, s.d, 3, 11);
-          if (p64.b.size()) p64.b = qktest::randn_vec(rng, 3, 0.3);
-          const auto p32 = p64.cast<float>();
-          const auto c64 = config<double>(score, mask, bias_kind, s.L_q, s.L_k, 5);
-          const auto c32 = config<float>(score, mask, bias_kind, s.L_q, s.L_k, 5);
-          const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(),
-                       Gf = G.cast<float>();
-          INFO("score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k << " d=" << s.d
-                        << " d_v=" << s.d_v << ", mask " << mask_name << ", bias kind " << bias_kind);
+  for (const Size& s : kSizes)
+    for (const auto& [mask_name, mask] : qktest::mask_cases(s.L_q, s.L_k, kTile, kTile))
+      for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
+        const MatrixD Q = qktest::randn(rng, s.L_q, s.d), K = qktest::randn(rng, s.L_k, s.d),
+                      V = qktest::randn(rng, s.L_k, s.d_v), G = qktest::randn(rng, s.L_q, s.d_v);
+        auto p64 = init_params<double>(score, s.d, s.d, 3, 11);
+        if (p64.b.size()) p64.b = qktest::randn_vec(rng, 3, 0.3);
+        const auto p32 = p64.cast<float>();
+        const auto c64 = qktest::config_case<double>(score, mask, bias_kind, s.L_q, s.L_k);
+        const auto c32 = qktest::config_case<float>(score, mask, bias_kind, s.L_q, s.L_k);
+        const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(),
+                     Gf = G.cast<float>();
+        INFO("score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k << " d=" << s.d
+                      << " d_v=" << s.d_v << ", mask " << mask_name << ", bias kind " << bias_kind);
 
-          const auto ref = reference::attention<double>(Q, K, V, p64, c64);
-          const auto naive = reference::attention<float>(Qf, Kf, Vf, p32, c32);
-          const auto fast = tiled::attention_forward<float>(Qf, Kf, Vf, p32, c32, small_tiles());
-          CHECK_FALSE(fast.fallback);
-          CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
-          CHECK_MATCHES_REFERENCE("logsumexp", fast.logsumexp, naive.logsumexp, ref.logsumexp);
+        const auto ref = reference::attention<double>(Q, K, V, p64, c64);
+        const auto naive = reference::attention<float>(Qf, Kf, Vf, p32, c32);
+        const auto fast = cpu::attention_forward<float>(Qf, Kf, Vf, p32, c32, small_tiles());
+        CHECK_FALSE(fast.fallback);
+        CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
+        CHECK_MATCHES_REFERENCE("logsumexp", fast.logsumexp, naive.logsumexp, ref.logsumexp);
 
-          const auto f64 = attention_forward<double>(Q, K, V, p64, c64);
-          const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
-          const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
-          const auto g32 = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
-          const auto gt = tiled::attention_backward<float>(Qf, Kf, Vf, p32, c32, fast, Gf, small_tiles());
-          CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
-          CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);
-          CHECK_MATCHES_REFERENCE("dV", gt.dV, g32.dV, g64.dV);
-          using S1 = Eigen::Matrix<double, 1, 1>;
-          CHECK_MATCHES_REFERENCE("dtemperature", S1(gt.dtemperature), S1(g32.dtemperature),
-                                  S1(g64.dtemperature));
-          if (bias_kind == 2) {
-            CHECK_MATCHES_REFERENCE("drelative", gt.drelative, g32.drelative, g64.drelative);
-            CHECK_MATCHES_REFERENCE("ddense", gt.ddense, g32.ddense, g64.ddense);
-          }
-          const auto& dp = gt.dparams;
-          if (p64.W.size()) CHECK_MATCHES_REFERENCE("dW", dp.W, g32.dparams.W, g64.dparams.W);
-          if (p64.w.size()) CHECK_MATCHES_REFERENCE("dw", dp.w, g32.dparams.w, g64.dparams.w);
-          if (p64.v.size()) {
-            CHECK_MATCHES_REFERENCE("dW_q", dp.W_q, g32.dparams.W_q, g64.dparams.W_q);
-            CHECK_MATCHES_REFERENCE("dW_k", dp.W_k, g32.dparams.W_k, g64.dparams.W_k);
-            CHECK_MATCHES_REFERENCE("dv", dp.v, g32.dparams.v, g64.dparams.v);
-            CHECK_MATCHES_REFERENCE("db", dp.b, g32.dparams.b, g64.dparams.b);
-          }
-          // Fully masked rows: zero output, zero dQ, logsumexp -inf.
-          for (Eigen::Index i = 0; i < s.L_q; ++i)
-            if (ref.logsumexp(i) == -std::numeric_limits<double>::infinity()) {
-              CHECK(fast.output.row(i).isZero(0));
-              CHECK(gt.dQ.row(i).isZero(0));
-            }
+        const auto f64 = attention_forward<double>(Q, K, V, p64, c64);
+        const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
+        const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
+        const auto g32 = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
+        const auto gt = cpu::attention_backward<float>(Qf, Kf, Vf, p32, c32, fast, Gf, small_tiles());
+        CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
+        CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);
+        CHECK_MATCHES_REFERENCE("dV", gt.dV, g32.dV, g64.dV);
+        using S1 = Eigen::Matrix<double, 1, 1>;
+        CHECK_MATCHES_REFERENCE("dtemperature", S1(gt.dtemperature), S1(g32.dtemperature),
+                                S1(g64.dtemperature));
+        if (bias_kind == 2) {
+          CHECK_MATCHES_REFERENCE("drelative", gt.drelative, g32.drelative, g64.drelative);
+          CHECK_MATCHES_REFERENCE("ddense", gt.ddense, g32.ddense, g64.ddense);
         }
+        const auto& dp = gt.dparams;
+        if (p64.W.size()) CHECK_MATCHES_REFERENCE("dW", dp.W, g32.dparams.W, g64.dparams.W);
+        if (p64.w.size()) CHECK_MATCHES_REFERENCE("dw", dp.w, g32.dparams.w, g64.dparams.w);
+        if (p64.v.size()) {
+          CHECK_MATCHES_REFERENCE("dW_q", dp.W_q, g32.dparams.W_q, g64.dparams.W_q);
+          CHECK_MATCHES_REFERENCE("dW_k", dp.W_k, g32.dparams.W_k, g64.dparams.W_k);
+          CHECK_MATCHES_REFERENCE("dv", dp.v, g32.dparams.v, g64.dparams.v);
+          CHECK_MATCHES_REFERENCE("db", dp.b, g32.dparams.b, g64.dparams.b);
+        }
+        // Fully masked rows: zero output, zero dQ, logsumexp -inf.
+        for (Eigen::Index i = 0; i < s.L_q; ++i)
+          if (ref.logsumexp(i) == -std::numeric_limits<double>::infinity()) {
+            CHECK(fast.output.row(i).isZero(0));
+            CHECK(gt.dQ.row(i).isZero(0));
+          }
+      }
 }
 
-TEST_CASE("tiled forward handles large logits like the reference", "[tiled]") {
+TEST_CASE("tiled forward handles large logits like the reference", "[cpu]") {
   detail::Rng rng(9);
   const MatrixD Q = qktest::randn(rng, 9, 5, 8.0), K = qktest::randn(rng, 11, 5, 8.0),
                 V = qktest::randn(rng, 11, 3);
@@ -152,14 +104,14 @@ TEST_CASE("tiled forward handles large logits like the reference", "[tiled]") {
   c32.mask = c64.mask;
   const auto ref = reference::attention<double>(Q, K, V, {}, c64);
   const auto naive = reference::attention<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(), {}, c32);
-  const auto fast = tiled::attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(), {},
+  const auto fast = cpu::attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(), {},
                                                     c32, small_tiles());
   CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
   CHECK_MATCHES_REFERENCE("logsumexp", fast.logsumexp, naive.logsumexp, ref.logsumexp);
 }
 
 TEST_CASE("default tiles: masked keys get exactly zero weight and empty rows logsumexp -inf",
-          "[tiled]") {
+          "[cpu]") {
   // Wide tiles run Eigen's vectorised exp, whose exp(-inf) is ~3e-39, not 0.
   detail::Rng rng(12);
   const MatrixD Q = qktest::randn(rng, 130, 16), K = qktest::randn(rng, 70, 16),
@@ -175,14 +127,14 @@ TEST_CASE("default tiles: masked keys get exactly zero weight and empty rows log
     const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(), Gf = G.cast<float>();
     const auto ref = reference::attention<double>(Q, K, V, {}, c64);
     const auto naive = reference::attention<float>(Qf, Kf, Vf, {}, c32);
-    const auto fast = tiled::attention_forward<float>(Qf, Kf, Vf, {}, c32, {64, 64, 2});
+    const auto fast = cpu::attention_forward<float>(Qf, Kf, Vf, {}, c32, {64, 64, 2});
     CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
     CHECK_MATCHES_REFERENCE("logsumexp", fast.logsumexp, naive.logsumexp, ref.logsumexp);
     const auto f64 = attention_forward<double>(Q, K, V, {}, c64);
     const auto g64 = attention_backward<double>(Q, K, V, {}, c64, f64, G);
     const auto f32 = attention_forward<float>(Qf, Kf, Vf, {}, c32);
     const auto g32 = attention_backward<float>(Qf, Kf, Vf, {}, c32, f32, Gf);
-    const auto gt = tiled::attention_backward<float>(Qf, Kf, Vf, {}, c32, fast, Gf, {64, 64, 2});
+    const auto gt = cpu::attention_backward<float>(Qf, Kf, Vf, {}, c32, fast, Gf, {64, 64, 2});
     CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
     CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);
     CHECK_MATCHES_REFERENCE("dV", gt.dV, g32.dV, g64.dV);
@@ -191,7 +143,7 @@ TEST_CASE("default tiles: masked keys get exactly zero weight and empty rows log
   }
 }
 
-TEST_CASE("tiled results are bitwise identical for 1, 2 and 3 threads", "[tiled][threads]") {
+TEST_CASE("tiled results are bitwise identical for 1, 2 and 3 threads", "[cpu][threads]") {
   detail::Rng rng(77);
   const Eigen::Index L_q = 37, L_k = 29, d = 6;
   const Matrix Q = qktest::randn<float>(rng, L_q, d), K = qktest::randn<float>(rng, L_k, d),
@@ -205,13 +157,13 @@ TEST_CASE("tiled results are bitwise identical for 1, 2 and 3 threads", "[tiled]
     c.mask.alignment = CausalAlignment::bottom_right;
     c.bias.relative = qktest::randn_vec<float>(rng, 7, 0.5);
     c.temperature = 0.8;
-    const tiled::TiledOptions o1{8, 5, 1};
-    const auto f1 = tiled::attention_forward<float>(Q, K, V, p, c, o1);
-    const auto g1 = tiled::attention_backward<float>(Q, K, V, p, c, f1, G, o1);
+    const cpu::TiledOptions o1{8, 5, 1};
+    const auto f1 = cpu::attention_forward<float>(Q, K, V, p, c, o1);
+    const auto g1 = cpu::attention_backward<float>(Q, K, V, p, c, f1, G, o1);
     for (int threads : {2, 3}) {
-      const tiled::TiledOptions on{8, 5, threads};
-      const auto fn = tiled::attention_forward<float>(Q, K, V, p, c, on);
-      const auto gn = tiled::attention_backward<float>(Q, K, V, p, c, fn, G, on);
+      const cpu::TiledOptions on{8, 5, threads};
+      const auto fn = cpu::attention_forward<float>(Q, K, V, p, c, on);
+      const auto gn = cpu::attention_backward<float>(Q, K, V, p, c, fn, G, on);
       CHECK((fn.output.array() == f1.output.array()).all());
       CHECK((fn.logsumexp.array() == f1.logsumexp.array()).all());
       CHECK((gn.dQ.array() == g1.dQ.array()).all());
@@ -223,7 +175,7 @@ TEST_CASE("tiled results are bitwise identical for 1, 2 and 3 threads", "[tiled]
   }
 }
 
-TEST_CASE("fused additive attention equals the core's additive attention", "[tiled][additive]") {
+TEST_CASE("fused additive attention equals the core's additive attention", "[cpu][additive]") {
   detail::Rng rng(5);
   const Eigen::Index L_q = 13, L_k = 10, d_q = 6, d_k = 5, d_h = 7;
   const MatrixD Q = qktest::randn(rng, L_q, d_q), K = qktest::randn(rng, L_k, d_k),
@@ -236,35 +188,35 @@ TEST_CASE("fused additive attention equals the core's additive attention", "[til
   const auto core64 = attention_forward<double>(Q, K, V, p64, c64);
   const auto core32 = attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(),
                                                p64.cast<float>(), c32);
-  const auto fused = tiled::attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(),
+  const auto fused = cpu::attention_forward<float>(Q.cast<float>(), K.cast<float>(), V.cast<float>(),
                                                      p64.cast<float>(), c32, {4, 3, 2});
   CHECK_MATCHES_REFERENCE("output", fused.output, core32.output, core64.output);
   CHECK_MATCHES_REFERENCE("logsumexp", fused.logsumexp, core32.logsumexp, core64.logsumexp);
 }
 
-TEST_CASE("other normalizers fall back to the core; bad options throw", "[tiled]") {
+TEST_CASE("other normalizers fall back to the core; bad options throw", "[cpu]") {
   detail::Rng rng(3);
   const Matrix Q = qktest::randn<float>(rng, 5, 4), K = qktest::randn<float>(rng, 6, 4),
                V = qktest::randn<float>(rng, 6, 2);
   AttentionConfig<float> c;
   c.normalizer = "sparsemax";
-  const auto r = tiled::attention_forward<float>(Q, K, V, {}, c);
+  const auto r = cpu::attention_forward<float>(Q, K, V, {}, c);
   CHECK(r.fallback);
   CHECK((r.output.array() == attention_forward<float>(Q, K, V, {}, c).output.array()).all());
   c.normalizer = "softmax";
-  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c, {0, 4, 1}),
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c, {0, 4, 1}),
                     Catch::Contains("block_q and block_k must be >= 1"));
-  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c, {4, 4, -1}),
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c, {4, 4, -1}),
                     Catch::Contains("threads must be >= 0"));
   c.score = "nope";
-  CHECK_THROWS_WITH(tiled::attention_forward<float>(Q, K, V, {}, c), Catch::Contains("unknown scoring function"));
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c), Catch::Contains("unknown scoring function"));
 }
 
 TEST_CASE("fused additive: tanh(a + b) from exp(2a) exp(2b) is within 3e-7 of tanh in double",
-          "[tiled][additive]") {
+          "[cpu][additive]") {
   // Every pair of a grid over [-40, 40] (the range the exp form accepts; sums up to 80
   // overflow the product, which must give exactly +-1), in the packet code the kernel uses.
-  using AP = tiled::detail::AddPack<float>;
+  using AP = cpu::detail::AddPack<float>;
   const int n = 801;
   Eigen::ArrayXf a(n);
   for (int i = 0; i < n; ++i) a[i] = -40.f + 0.1f * float(i);
@@ -283,7 +235,7 @@ TEST_CASE("fused additive: tanh(a + b) from exp(2a) exp(2b) is within 3e-7 of ta
 }
 
 TEST_CASE("fused additive: packet paths, row and key remainders, and the direct-tanh fallback "
-          "match the core, forward and backward", "[tiled][additive]") {
+          "match the core, forward and backward", "[cpu][additive]") {
   // Tiles of 8 x 43 with L_q = 37, L_k = 45, d_h = 21: full and partial row groups, key
   // packet blocks, single packets and scalar keys, h packets and scalar h.
   detail::Rng rng(31);
@@ -305,16 +257,16 @@ TEST_CASE("fused additive: packet paths, row and key remainders, and the direct-
     c32.score = "additive";
     c32.mask = c64.mask;
     const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(), Gf = G.cast<float>();
-    const tiled::TiledOptions opt{8, 43, 2};
+    const cpu::TiledOptions opt{8, 43, 2};
     const auto ref = reference::attention<double>(Q, K, V, p64, c64);
     const auto naive = reference::attention<float>(Qf, Kf, Vf, p32, c32);
-    const auto fast = tiled::attention_forward<float>(Qf, Kf, Vf, p32, c32, opt);
+    const auto fast = cpu::attention_forward<float>(Qf, Kf, Vf, p32, c32, opt);
     CHECK_MATCHES_REFERENCE("output", fast.output, naive.output, ref.output);
     const auto f64 = attention_forward<double>(Q, K, V, p64, c64);
     const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
     const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
     const auto g32 = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
-    const auto gt = tiled::attention_backward<float>(Qf, Kf, Vf, p32, c32, fast, Gf, opt);
+    const auto gt = cpu::attention_backward<float>(Qf, Kf, Vf, p32, c32, fast, Gf, opt);
     CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
     CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);
     CHECK_MATCHES_REFERENCE("dV", gt.dV, g32.dV, g64.dV);
@@ -325,7 +277,7 @@ TEST_CASE("fused additive: packet paths, row and key remainders, and the direct-
 }
 
 TEST_CASE("batch of heads: each head equals its single-head call, bitwise, for 1, 2 and 3 threads",
-          "[tiled][threads]") {
+          "[cpu][threads]") {
   // Work items are (head, query tile) pairs; rows span several key blocks (16 x 32 tiles)
   // under a sliding window with key padding.
   detail::Rng rng(8);
@@ -345,23 +297,23 @@ TEST_CASE("batch of heads: each head equals its single-head call, bitwise, for 1
     c.mask.window_left = 40;
     c.mask.window_right = 3;
     c.mask.key_length = 80;
-    std::vector<tiled::HeadInputs<float>> heads;
+    std::vector<cpu::HeadInputs<float>> heads;
     std::vector<const Matrix*> dO;
     for (Eigen::Index h = 0; h < H; ++h) {
       heads.push_back({&Q[h], &K[h], &V[h]});
       dO.push_back(&G[h]);
     }
-    const tiled::TiledOptions o1{16, 32, 1};
-    std::vector<tiled::TiledResult<float>> f1;
+    const cpu::TiledOptions o1{16, 32, 1};
+    std::vector<cpu::TiledResult<float>> f1;
     std::vector<AttentionGrads<float>> g1;
     for (Eigen::Index h = 0; h < H; ++h) {
-      f1.push_back(tiled::attention_forward<float>(Q[h], K[h], V[h], p, c, o1));
-      g1.push_back(tiled::attention_backward<float>(Q[h], K[h], V[h], p, c, f1[h], G[h], o1));
+      f1.push_back(cpu::attention_forward<float>(Q[h], K[h], V[h], p, c, o1));
+      g1.push_back(cpu::attention_backward<float>(Q[h], K[h], V[h], p, c, f1[h], G[h], o1));
     }
     for (int threads : {1, 2, 3}) {
-      const tiled::TiledOptions on{16, 32, threads};
-      const auto fn = tiled::attention_forward_batch<float>(heads, p, c, on);
-      const auto gn = tiled::attention_backward_batch<float>(heads, p, c, fn, dO, on);
+      const cpu::TiledOptions on{16, 32, threads};
+      const auto fn = cpu::attention_forward_batch<float>(heads, p, c, on);
+      const auto gn = cpu::attention_backward_batch<float>(heads, p, c, fn, dO, on);
       for (Eigen::Index h = 0; h < H; ++h) {
         INFO("threads " << threads << ", head " << h);
         CHECK((fn[h].output.array() == f1[h].output.array()).all());

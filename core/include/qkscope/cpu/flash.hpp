@@ -1,4 +1,4 @@
-// qkscope/tiled/flash.hpp — tiled online-softmax forward (FlashAttention on CPU), generic
+// qkscope/cpu/flash.hpp — tiled online-softmax forward (FlashAttention on CPU), generic
 // over a tile scorer (scorers.hpp, additive.hpp), for a batch of heads at once.
 //   per query tile, for each key block: S = logits(score(Qt, Kt)) on the visible keys;
 //   m' = max(m, rowmax S); P = exp(S - m'); l = e^{m-m'} l + rowsum P;
@@ -6,7 +6,7 @@
 // (Dao et al. 2022, Alg. 1; Dao 2023, Alg. 1.) Memory O(L d) per head, never (L_q, L_k).
 // Work items are (head, query tile) pairs, handed to `threads` threads (parallel.hpp).
 // Per key block the cost is two GEMMs (Eigen) plus one fused max / exp / sum pass over
-// each row's visible key range (mods.hpp), so the tile path runs near GEMM speed.
+// each row's visible key range (tile_ops.hpp), so the tile path runs near GEMM speed.
 #pragma once
 
 #include <cmath>
@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "qkscope/tiled/mods.hpp"
-#include "qkscope/tiled/parallel.hpp"
-#include "qkscope/tiled/scorers.hpp"
+#include "qkscope/cpu/tile_ops.hpp"
+#include "qkscope/cpu/parallel.hpp"
+#include "qkscope/cpu/scorers.hpp"
 
-namespace qkscope::tiled {
+namespace qkscope::cpu {
 
 /// Output of a tiled forward: O (L_q, d_v) and logsumexp (L_q) of the logits z / tau
 /// (-inf for a fully masked row), as in AttentionResult. Never the (L_q, L_k) matrices.
@@ -48,16 +48,16 @@ struct ForwardScratch {
 
 /// One query tile [i0, i0 + bq) of one head: writes O rows and logsumexp entries.
 template <class T, class Scorer>
-void forward_tile(const Scorer& sc, const TileMods<T>& mods, const Mat<T>& V, Eigen::Index i0,
+void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eigen::Index i0,
                   Eigen::Index bq, Eigen::Index block_k, ForwardScratch<T>& w, Mat<T>& out,
                   Vec<T>& lse) {
   const T ninf = -std::numeric_limits<T>::infinity();
-  const MaskFn& mask = mods.mask;
-  const bool general = mods.general();
-  const T factor = mods.scale * mods.inv_tau;
+  const pipeline::Mask& mask = ops.mask;
+  const bool general = ops.general();
+  const T factor = ops.mods.scale_tau;
   bool prescaled = false;
   if constexpr (QueryScalable<Scorer, T>) {
-    if (mods.plain()) {
+    if (ops.plain()) {
       sc.scale_queries(i0, bq, factor, w.Qt);
       prescaled = true;
     }
@@ -67,21 +67,22 @@ void forward_tile(const Scorer& sc, const TileMods<T>& mods, const Mat<T>& V, Ei
   w.l.setZero(bq);
   if (w.S.size() < bq * block_k) w.S.resize(bq * block_k);
   // Visible keys of the whole tile: band ranges are monotone in the row.
-  const Eigen::Index jlo = band_range(mask, i0).first, jhi = band_range(mask, i0 + bq - 1).second;
+  const pipeline::Range keys = mask.keys_for(int(i0), int(i0 + bq));
+  const Eigen::Index jlo = std::max(keys.begin, 0), jhi = keys.end;
   for (Eigen::Index j0 = jlo; j0 < jhi; j0 += block_k) {
     const Eigen::Index bk = std::min(block_k, jhi - j0);
-    if (mask.keep && classify_tile(mask, i0, i0 + bq, j0, j0 + bk) == TileKind::empty) continue;
+    if (mask.keep && classify_tile(mask, i0, i0 + bq, j0, j0 + bk) == pipeline::BlockKind::empty) continue;
     Eigen::Map<Mat<T>> S(w.S.data(), bq, bk);  // (bq, bk)
     if (prescaled) {
       if constexpr (QueryScalable<Scorer, T>) sc.scores_from(w.Qt, j0, bk, S);
     } else {
       sc.scores(i0, bq, j0, bk, S);
-      if (!mods.plain() || factor != T(1)) mods.logits(S, i0, j0);
+      if (!ops.plain() || factor != T(1)) ops.logits(S, i0, j0);
     }
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
       auto row = S.row(r);
-      if (lo < hi && general) mods.apply_keep(S, r, i0 + r, j0, lo, hi);
+      if (lo < hi && general) ops.apply_keep(S, r, i0 + r, j0, lo, hi);
       auto seg = row.segment(lo, hi - lo);
       const T mn = lo < hi ? std::max(w.m(r), seg.maxCoeff()) : ninf;
       if (mn == ninf) {  // nothing visible in this row so far: P row = 0, state unchanged
@@ -109,7 +110,7 @@ void forward_tile(const Scorer& sc, const TileMods<T>& mods, const Mat<T>& V, Ei
 /// Forward for every head n: r[n] from scorers[n] and V[n]; all heads share L_q, the
 /// mask and the biases. Throws when a logsumexp overflowed (NaN or +inf).
 template <class T, class Scorer>
-void flash_forward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
+void flash_forward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
                    const std::vector<const Mat<T>*>& V, Eigen::Index L_q, const TiledOptions& opt,
                    std::vector<TiledResult<T>>& r) {
   const Eigen::Index heads = Eigen::Index(scorers.size()), nq = num_tiles(L_q, opt.block_q);
@@ -120,7 +121,7 @@ void flash_forward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
   parallel_items<ForwardScratch<T>>(heads * nq, resolve_threads(opt.threads),
                                     [&](Eigen::Index item, ForwardScratch<T>& w) {
     const Eigen::Index n = item / nq, i0 = (item % nq) * opt.block_q;
-    forward_tile(scorers[n], mods, *V[n], i0, std::min(opt.block_q, L_q - i0), opt.block_k, w,
+    forward_tile(scorers[n], ops, *V[n], i0, std::min(opt.block_q, L_q - i0), opt.block_k, w,
                  r[n].output, r[n].logsumexp);
   });
   for (Eigen::Index n = 0; n < heads; ++n)
@@ -134,4 +135,4 @@ void flash_forward(const std::vector<Scorer>& scorers, const TileMods<T>& mods,
 }
 
 }  // namespace detail
-}  // namespace qkscope::tiled
+}  // namespace qkscope::cpu

@@ -1,0 +1,107 @@
+// qkscope/cpu/tile_ops.hpp — the pipeline's per-element functors (pipeline/: mask, score
+// modifiers, block classification) applied to the Eigen tiles of the CPU kernels, plus the
+// row ranges the kernels use to touch only visible keys.
+//   x_ij = mask_ij ? mods(raw_ij) : -inf      (pipeline::ScoreMods::logit, pipeline::Mask)
+// Masking is done by ranges, not by writing -inf: the band part of every mask (key
+// padding, causal, sliding window) gives each query row one exact visible key range
+// [lo, hi) (pipeline::Mask::keys_for), and the kernels run max / exp / sum on that range
+// only. Only an explicit keep mask or a dense bias (which may hold -inf) can hide keys
+// inside it ("general" tiles). Without modifiers the logits are one vectorised multiply.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "qkscope/attention.hpp"
+
+namespace qkscope::cpu::detail {
+
+/// The range of the band keys of query row i clipped to the key block [j0, j0 + bk), in
+/// block coordinates; lo == hi when none.
+inline std::pair<Eigen::Index, Eigen::Index> block_range(const pipeline::Mask& m, Eigen::Index i,
+                                                         Eigen::Index j0, Eigen::Index bk) {
+  const pipeline::Range r = m.keys_for(int(i), int(i) + 1);
+  const Eigen::Index a = std::clamp<Eigen::Index>(r.begin - j0, 0, bk),
+                     b = std::clamp<Eigen::Index>(r.end - j0, 0, bk);
+  return {a, std::max(a, b)};
+}
+
+/// Exact kind of the tile [i0, i1) x [j0, j1) (keep mask scanned when there is one).
+inline pipeline::BlockKind classify_tile(const pipeline::Mask& m, Eigen::Index i0, Eigen::Index i1,
+                                         Eigen::Index j0, Eigen::Index j1) {
+  return m.classify_exact(int(i0), int(i1), int(j0), int(j1));
+}
+
+/// The element-wise pipeline of one attention call, resolved once, on Eigen tiles.
+template <class T>
+struct TileOps {
+  using Ref = Eigen::Ref<Mat<T>>;
+  pipeline::Mask mask;
+  pipeline::ScoreMods<T> mods;
+  T tau = 1;
+
+  TileOps(const pipeline::Mask& m, double scale, double temperature, const BiasSpec<T>& b)
+      : mask(m), mods(score_mods(b, scale, temperature, m.offset)), tau(T(temperature)) {}
+
+  /// Logits are raw * scale / tau: the kernels may fold the factor into Q.
+  bool plain() const { return mods.plain(); }
+  /// Keys inside a row's band range can still be hidden (keep mask) or -inf (dense bias).
+  bool general() const { return mask.keep != nullptr || mods.dense != nullptr; }
+
+  /// In place: raw scores S (bq, bk) with top-left entry (i0, j0) -> logits, before masking.
+  void logits(Ref S, Eigen::Index i0, Eigen::Index j0) const {
+    if (plain()) {
+      S *= mods.scale_tau;
+      return;
+    }
+    for (Eigen::Index r = 0; r < S.rows(); ++r)
+      for (Eigen::Index c = 0; c < S.cols(); ++c) S(r, c) = mods.logit(S(r, c), int(i0 + r), int(j0 + c));
+  }
+
+  /// Sets masked entries of row r (columns [lo, hi) of the block, inside the band) to -inf.
+  void apply_keep(Ref S, Eigen::Index r, Eigen::Index i, Eigen::Index j0, Eigen::Index lo,
+                  Eigen::Index hi) const {
+    if (!mask.keep) return;
+    const T ninf = -std::numeric_limits<T>::infinity();
+    for (Eigen::Index c = lo; c < hi; ++c)
+      if (!mask(int(i), int(j0 + c))) S(r, c) = ninf;
+  }
+
+  /// From dX = dL/dx (0 where masked) to dL/draw in place; S is the raw-score tile.
+  /// Accumulates bias gradients when asked (drel: 2R+1, ddense: (L_q, L_k)).
+  void backward(Ref dX, const Eigen::Ref<const Mat<T>>& S, Eigen::Index i0, Eigen::Index j0, T* drel,
+                Mat<T>* ddense) const {
+    if (plain()) {  // grad_raw without modifiers, vectorised: (dx / tau) * scale
+      dX *= mods.inv_tau;
+      dX *= mods.scale;
+      return;
+    }
+    for (Eigen::Index r = 0; r < dX.rows(); ++r)
+      for (Eigen::Index c = 0; c < dX.cols(); ++c) {
+        const int i = int(i0 + r), j = int(j0 + c);
+        const T dz = mods.grad_z(dX(r, c));
+        if (ddense && mods.dense) (*ddense)(i, j) = dz;
+        if (drel && mods.relative) drel[mods.relative_index(i, j)] += dz;
+        dX(r, c) = mods.grad_raw_from_z(dz, S(r, c));
+      }
+  }
+};
+
+/// exp(x - m) on a row segment with exp(-inf) = 0 exactly. Eigen 3.4's vectorised pexp
+/// clamps its argument at about -88.4 and returns ~3e-39 for -inf, so in general tiles
+/// (keep mask, dense bias) the -inf entries are zeroed afterwards from a copy.
+template <class Seg, class T>
+void exp_shifted(Seg&& x, T m, bool may_have_ninf, Vec<T>& tmp) {
+  if (!may_have_ninf) {
+    x = (x.array() - m).exp().matrix();
+    return;
+  }
+  const Eigen::Index n = x.size();
+  tmp = x.transpose();
+  x = (x.array() - m).exp().matrix();
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (Eigen::Index c = 0; c < n; ++c) x(c) = tmp(c) == ninf ? T(0) : x(c);
+}
+
+}  // namespace qkscope::cpu::detail

@@ -1,0 +1,98 @@
+// qkscope/pipeline/mods.hpp — the element-wise part of the pipeline for one score, as a POD
+// functor: the one implementation of the score modifiers that the core's all-intermediates
+// path (attention.hpp), the CPU tiled kernels (cpu/) and the CUDA kernels (native/cuda/)
+// all call. For an allowed pair (i, j):
+//   s_ij = scale * raw_ij
+//   s_ij = c tanh(s_ij / c)             softcap      (Gemma 2 Team 2024, §2; Grok-1)
+//   s_ij = s_ij - m |j - (i + o)|       ALiBi        (Press, Smith & Lewis 2022, §3)
+//   s_ij = s_ij + r[clip(j - i, -R, R) + R]   relative (Shaw et al. 2018; T5-style table, unbucketed)
+//   z_ij = s_ij + B_ij                  dense bias   (may hold -inf = masked)
+//   x_ij = z_ij / tau                   the logit the softmax sees
+// o is the mask's diagonal offset (0 top-left, L_k - L_q bottom-right), so ALiBi penalises
+// distance from the same diagonal the causal mask uses. The backward is
+// dL/draw = dL/dx / tau * (softcap ? 1 - tanh^2(scale raw / c) : 1) * scale.
+// Without softcap or positional terms x = (scale / tau) raw in one multiply.
+#pragma once
+
+#include "qkscope/pipeline/mask.hpp"
+
+namespace qkscope::pipeline {
+
+template <class T>
+struct ScoreMods {
+  T scale = 1, inv_tau = 1;
+  T scale_tau = 1;                 // scale * inv_tau (the plain path)
+  bool softcap = false;
+  T cap = 1;
+  bool alibi = false;
+  T slope = 0;                     // ALiBi slope of this head
+  int offset = 0;                  // the mask's diagonal offset (ALiBi distance)
+  const T* relative = nullptr;     // 2R+1 entries, or nullptr
+  int R = 0;
+  const T* dense = nullptr;        // (L_q, L_k) row-major with leading dimension ld, or nullptr
+  offset_t ld = 0;
+
+  /// No modifier: x = scale_tau * raw.
+  QKSCOPE_HOST_DEVICE bool plain() const { return !softcap && !alibi && !relative && !dense; }
+
+  /// The same modifiers with another ALiBi slope (per-head slopes).
+  QKSCOPE_HOST_DEVICE ScoreMods with_slope(T m) const {
+    ScoreMods r = *this;
+    r.alibi = true;
+    r.slope = m;
+    return r;
+  }
+
+  /// Entry of the relative-position table that pair (i, j) reads: clip(j - i, -R, R) + R.
+  QKSCOPE_HOST_DEVICE int relative_index(int i, int j) const { return iclamp(j - i, -R, R) + R; }
+
+  /// s_ij: scale, softcap, ALiBi and relative position, before the dense bias.
+  QKSCOPE_HOST_DEVICE T modified(T raw, int i, int j) const {
+    T s = scale * raw;
+    if (softcap) s = cap * tanh_(s / cap);
+    if (alibi) s -= slope * T(iabs(j - (i + offset)));
+    if (relative) s += relative[relative_index(i, j)];
+    return s;
+  }
+  /// z_ij from s_ij: adds the dense bias when there is one.
+  QKSCOPE_HOST_DEVICE T add_dense(T s, int i, int j) const {
+    return dense ? s + dense[offset_t(i) * ld + j] : s;
+  }
+
+  /// Logit x_ij of an allowed pair (no mask test).
+  QKSCOPE_HOST_DEVICE T logit(T raw, int i, int j) const {
+    if (plain()) return scale_tau * raw;
+    return add_dense(modified(raw, i, j), i, j) * inv_tau;
+  }
+
+  /// dL/dz from dL/dx (also the gradient of the relative table entry and of B_ij).
+  QKSCOPE_HOST_DEVICE T grad_z(T dx) const { return dx * inv_tau; }
+  /// dL/draw from dL/dz: through the softcap and the scale.
+  QKSCOPE_HOST_DEVICE T grad_raw_from_z(T dz, T raw) const {
+    if (softcap) {
+      const T t = tanh_(scale * raw / cap);
+      dz *= T(1) - t * t;
+    }
+    return dz * scale;
+  }
+  /// dL/draw from dL/dx (0 stays exactly 0, whatever raw holds).
+  QKSCOPE_HOST_DEVICE T grad_raw(T dx, T raw) const {
+    if (dx == T(0)) return T(0);
+    return grad_raw_from_z(grad_z(dx), raw);
+  }
+};
+
+/// Mask and modifiers together: the logit of entry (i, j) of a block of kind `kind`,
+/// -inf where masked or outside (L_q, L_k) (block padding). Full blocks skip the test.
+template <class T>
+struct Logits {
+  Mask mask;
+  ScoreMods<T> mods;
+
+  QKSCOPE_HOST_DEVICE T operator()(T raw, int i, int j, BlockKind kind) const {
+    if (kind != BlockKind::full && !(i < mask.L_q && j < mask.L_k && mask(i, j))) return neg_inf<T>();
+    return mods.logit(raw, i, j);
+  }
+};
+
+}  // namespace qkscope::pipeline

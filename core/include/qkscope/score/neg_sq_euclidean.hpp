@@ -1,0 +1,93 @@
+// qkscope/score/neg_sq_euclidean.hpp — negative squared Euclidean distance
+//   f(q, k) = -|q - k|^2
+// ("L2 attention": Kim, Papamakarios & Mnih 2021, "The Lipschitz constant of
+// self-attention", §3: unlike dot-product attention it is Lipschitz; there W^Q = W^K).
+// The largest score goes to the nearest key, not to the longest one. Default scale
+// 1/sqrt(d_k), as in that paper's L2-MHA (and as scaled_dot); an explicit scale,
+// 0 included, overrides it. Needs d_q = d_k. No parameters.
+// Fast-path form (score/forms.hpp): with q' = [2q, -|q|^2, 1] and k' = [k, 1, -|k|^2],
+// q' . k' = 2 q.k - |q|^2 - |k|^2 = -|q - k|^2, so the dot-product kernels run it with
+// width d + 2. Every row is first shifted by the mean key mu (f(q - mu, k - mu) = f(q, k)),
+// which keeps |q|^2 and |k|^2 near the spread of the keys instead of their distance from
+// the origin: the cancellation of the expanded form stays small when q is close to k.
+#pragma once
+
+#include <cmath>
+
+#include "qkscope/detail/check.hpp"
+#include "qkscope/score/forms.hpp"
+#include "qkscope/score/params.hpp"
+
+namespace qkscope::score {
+
+struct NegSqEuclidean {
+  static constexpr const char* name = "neg_sq_euclidean";
+  static constexpr const char* label = "Negative squared Euclidean distance";
+  static constexpr const char* tex = R"(f(\mathbf q,\mathbf k)=-\lVert\mathbf q-\mathbf k\rVert^2)";
+  static constexpr const char* params = "";
+  static constexpr bool same_dim = true;
+
+  static double default_scale(const ScoreShape& s) { return 1.0 / std::sqrt(double(s.d_k)); }
+  template <class T>
+  static void validate(const ScoreShape& s, const ScoreParams<T>&) {
+    detail::require(s.d_q == s.d_k, "query and key must have the same width d for negative squared "
+                                    "Euclidean scores, got d_q = " + std::to_string(s.d_q) +
+                                    ", d_k = " + std::to_string(s.d_k));
+  }
+  template <class T>
+  static ScoreParams<T> init(const ScoreShape&, Eigen::Index, std::uint64_t) {
+    return {};
+  }
+  /// S_ij = -|q_i - k_j|^2, one row of differences at a time (no cancellation).  (L_q, L_k)
+  template <class T>
+  static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
+    Mat<T> S(Q.rows(), K.rows());
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      S.row(i) = -(K.rowwise() - Q.row(i)).rowwise().squaredNorm().transpose();
+    return S;
+  }
+  /// df/dq = -2 (q - k), df/dk = 2 (q - k), with rows shifted by the mean key mu (q - k is
+  /// unchanged, the products below stay small): Qc = Q - mu, Kc = K - mu,
+  /// dQ = -2 (rowsum(dS) .* Qc - dS Kc), dK = 2 (dS^T Qc - colsum(dS) .* Kc).
+  template <class T>
+  static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
+                       ScoreGrads<T>& g) {
+    const Eigen::Matrix<T, 1, Eigen::Dynamic> mu = K.colwise().mean();
+    const Mat<T> Qc = Q.rowwise() - mu, Kc = K.rowwise() - mu;
+    const Vec<T> r = dS.rowwise().sum(), c = dS.colwise().sum().transpose();
+    g.dQ = T(-2) * (r.asDiagonal() * Qc - dS * Kc);
+    g.dK = T(2) * (dS.transpose() * Qc - c.asDiagonal() * Kc);
+  }
+  /// Fast paths: q' = [2 (q - mu), -|q - mu|^2, 1], k' = [k - mu, 1, -|k - mu|^2], mu = mean key.
+  template <class T>
+  static DotForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
+    const Eigen::Index d = Q.cols();
+    const Eigen::Matrix<T, 1, Eigen::Dynamic> mu = K.colwise().mean();
+    DotForm<T> f;
+    f.q.resize(Q.rows(), d + 2);
+    f.k.resize(K.rows(), d + 2);
+    f.q.leftCols(d) = Q.rowwise() - mu;
+    f.q.col(d) = -f.q.leftCols(d).rowwise().squaredNorm();
+    f.q.leftCols(d) *= T(2);
+    f.q.col(d + 1).setOnes();
+    f.k.leftCols(d) = K.rowwise() - mu;
+    f.k.col(d).setOnes();
+    f.k.col(d + 1) = -f.k.leftCols(d).rowwise().squaredNorm();
+    return f;
+  }
+  /// Through the augmented rows (mu is a constant here: f does not change when q and k move
+  /// together, so the paths through mu cancel exactly): with qc = q - mu, kc = k - mu,
+  /// dQ = 2 dq[:, :d] - 2 qc dq[:, d],  dK = dk[:, :d] - 2 kc dk[:, d + 1].
+  template <class T>
+  static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const DotForm<T>& f,
+                                FormGrads<T>& fg, ScoreGrads<T>& g) {
+    const Eigen::Index d = Q.cols();
+    const auto qc = f.q.leftCols(d) / T(2);  // exact: the form holds 2 qc
+    const auto kc = f.k.leftCols(d);
+    g.dQ = T(2) * fg.dq.leftCols(d) - T(2) * (fg.dq.col(d).asDiagonal() * qc);
+    g.dK = fg.dk.leftCols(d) - T(2) * (fg.dk.col(d + 1).asDiagonal() * kc);
+    (void)K;
+  }
+};
+
+}  // namespace qkscope::score
