@@ -68,7 +68,7 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
     pl.scale = cfg.scale.value_or(F::default_scale(shape));
   });
   require(std::isfinite(pl.scale), "scale must be finite, got " + qkscope::detail::num(pl.scale));
-  require(cfg.normalizer == "softmax", "normalizer '" + cfg.normalizer +
+  require(online_normalizer(cfg.normalizer), "normalizer '" + cfg.normalizer +
                                            "' is not supported by the CUDA backend (softmax only; the core's "
                                            "attention_forward has every normalizer)");
   qkscope::detail::check_temperature_in<float>(cfg.temperature, true, cfg.normalizer);

@@ -4,7 +4,11 @@
 // both causal alignments, the biases and a temperature.
 //   forward:  tiled float vs reference<double>, bar set by reference<float> (compare.hpp)
 //   backward: tiled float vs core attention_backward<double> (itself checked against
-//             finite differences in test_scores_generic.cpp), bar set by the core in float.
+//             finite differences in test_scores_generic.cpp), bar set by the core in float:
+//             the larger error of two float evaluations (from the float forward, and from the
+//             double forward rounded to float). One run's rounding can be 20x luckier than
+//             usual on these tiny reductions (bilinear dW: 1.1e-7 where 2e-6 is typical),
+//             and a lucky bar is not the precision float gives.
 #include <catch2/catch.hpp>
 
 #include "qkscope/qkscope.hpp"
@@ -28,6 +32,22 @@ const Size kSizes[] = {{1, 1, 1, 1},  {3, 4, 3, 2},  {4, 5, 5, 3},
                        {5, 9, 3, 1},  {9, 3, 5, 2},  {9, 9, 7, 4}};
 
 cpu::TiledOptions small_tiles(int threads = 1) { return {kTile, kTile - 1, threads}; }
+
+AttentionResult<float> to_float(const AttentionResult<double>& r) {
+  return {r.raw_scores.cast<float>(), r.scores.cast<float>(),  r.masked_scores.cast<float>(),
+          r.weights.cast<float>(),    r.output.cast<float>(),  r.logsumexp.cast<float>(),
+          r.entropy.cast<float>(),    r.max_weight.cast<float>(), r.scale};
+}
+
+/// Of two float evaluations a, b of ref, the one farther from it (the naive bar).
+template <class M, class R>
+const M& worse(const M& a, const M& b, const R& ref) {
+  if (ref.size() == 0 || a.size() != ref.size() || b.size() != ref.size()) return a;
+  return (a.template cast<double>() - ref).cwiseAbs().maxCoeff() >=
+                 (b.template cast<double>() - ref).cwiseAbs().maxCoeff()
+             ? a
+             : b;
+}
 
 }  // namespace
 
@@ -61,7 +81,23 @@ TEMPLATE_LIST_TEST_CASE("tiled forward and backward match the double reference a
         const auto f64 = attention_forward<double>(Q, K, V, p64, c64);
         const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
         const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
-        const auto g32 = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
+        const auto g32a = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
+        const auto g32b = attention_backward<float>(Qf, Kf, Vf, p32, c32, to_float(f64), Gf);
+        AttentionGrads<float> g32;
+        g32.dQ = worse(g32a.dQ, g32b.dQ, g64.dQ);
+        g32.dK = worse(g32a.dK, g32b.dK, g64.dK);
+        g32.dV = worse(g32a.dV, g32b.dV, g64.dV);
+        g32.drelative = worse(g32a.drelative, g32b.drelative, g64.drelative);
+        g32.ddense = worse(g32a.ddense, g32b.ddense, g64.ddense);
+        g32.dtemperature = std::abs(g32a.dtemperature - g64.dtemperature) >= std::abs(g32b.dtemperature - g64.dtemperature)
+                               ? g32a.dtemperature
+                               : g32b.dtemperature;
+        g32.dparams.W = worse(g32a.dparams.W, g32b.dparams.W, g64.dparams.W);
+        g32.dparams.W_q = worse(g32a.dparams.W_q, g32b.dparams.W_q, g64.dparams.W_q);
+        g32.dparams.W_k = worse(g32a.dparams.W_k, g32b.dparams.W_k, g64.dparams.W_k);
+        g32.dparams.v = worse(g32a.dparams.v, g32b.dparams.v, g64.dparams.v);
+        g32.dparams.b = worse(g32a.dparams.b, g32b.dparams.b, g64.dparams.b);
+        g32.dparams.w = worse(g32a.dparams.w, g32b.dparams.w, g64.dparams.w);
         const auto gt = cpu::attention_backward<float>(Qf, Kf, Vf, p32, c32, fast, Gf, small_tiles());
         CHECK_MATCHES_REFERENCE("dQ", gt.dQ, g32.dQ, g64.dQ);
         CHECK_MATCHES_REFERENCE("dK", gt.dK, g32.dK, g64.dK);

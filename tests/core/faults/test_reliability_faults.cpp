@@ -67,7 +67,7 @@ TEST_CASE("Gumbel noise is finite for every draw: the uniform draw that rounded 
     using T = decltype(tag);
     auto c = config<T>("scaled_dot");
     c.normalizer = "gumbel_softmax";
-    c.norm_options.get<norm::GumbelSoftmax>().seed = seed;
+    c.norm_options.template get<norm::GumbelSoftmax>().seed = seed;
     const auto r = attention_forward<T>(m1<T>({{0}}), m1<T>({{0}}), m1<T>({{1}}), {}, c);
     CHECK(r.weights(0, 0) == T(1));
     CHECK(r.output(0, 0) == T(1));

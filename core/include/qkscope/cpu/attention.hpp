@@ -134,7 +134,7 @@ auto fold_check(double scale, const AttentionConfig<T>& cfg, const MaskFn& mask)
 /// True when (cfg.normalizer) runs on the tiled kernel; otherwise the calls fall back to the core.
 template <class T>
 bool tiled_supported(const AttentionConfig<T>& cfg) {
-  return cfg.normalizer == "softmax";
+  return online_normalizer(cfg.normalizer);
 }
 
 namespace detail {

@@ -1,9 +1,15 @@
 // qkscope/cpu/flash_backward.hpp — tiled backward of flash.hpp for a batch of heads.
-//   P = exp(x - lse), D_i = rowsum(dO_i * O_i), dx = P (dO V^T - D)   (Dao 2023, Alg. 2)
-// Two passes so that no two threads add into the same row, which keeps results bitwise
-// identical for any thread count without atomics: pass A, items (head, key tile) -> dK, dV
-// (+ bias and extra-parameter partial sums); pass B, items (head, query tile) -> dQ and the
-// temperature gradient. Partial sums are reduced afterwards in item order.
+//   P = exp(x - lse), dP = dO V^T, D_i = sum_j P_ij dP_ij / sum_j P_ij, dx = P (dP - D)
+// (Dao 2023, Alg. 2, which takes D_i = dO_i . O_i instead). D is summed from the very P and
+// dP the gradient uses, so sum_j dx_ij = 0 holds to rounding of the sum: where a row is
+// one-hot (low temperature) or its dP are tied, dx is exactly 0, as in the core's normalizer
+// backward, instead of rounding noise that 1 / tau amplifies (dO . O and dO V^T round
+// differently). Two passes so that no two threads add into the same row, which keeps results
+// bitwise identical for any thread count without atomics: pass B, items (head, query tile)
+// -> D, dQ and the temperature gradient (P, dP and S of the query tile's row of blocks are
+// kept, (bq, L_k) each per thread, so D costs no extra recomputation); then pass A, items
+// (head, key tile) -> dK, dV (+ bias and extra-parameter partial sums). Partial sums are
+// reduced afterwards in item order.
 #pragma once
 
 #include <type_traits>
@@ -30,16 +36,28 @@ struct BackwardScratch {
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
   std::vector<double> rows;  // per query row: sum P dP logP, sum P logP, sum P dP, sum P
+  Mat<T> rowS, rowP, rowdX;  // pass B: S, P and dP of one query tile's blocks, (bq, L_k)
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
       if (v->size() < n) v->resize(n);
   }
 };
 
-/// Recomputes one tile's P (in w.p) and dL/draw (in w.dx). Returns false for an empty tile.
+/// dx = P (dP - D) in place of dP, then through the modifiers to dL/draw (S: the raw scores).
+template <class T>
+void finish_tile(const TileOps<T>& ops, const Vec<T>& D, Eigen::Index i0, Eigen::Index j0,
+                 const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
+                 T* drel, Mat<T>* ddense) {
+  for (Eigen::Index r = 0; r < dX.rows(); ++r)
+    dX.row(r) = P.row(r).cwiseProduct((dX.row(r).array() - D(i0 + r)).matrix());
+  ops.backward(dX, S, i0, j0, drel, ddense);
+}
+
+/// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx).
+/// Returns false for an empty tile.
 template <class T, class Scorer>
 bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const Mat<T>& dO,
-               const Vec<T>& lse, const Vec<T>& D, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
+               const Vec<T>& lse, const std::type_identity_t<Vec<T>>* D, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
                Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<T>* drel,
                std::type_identity_t<Mat<T>>* ddense, double* rows) {
   const pipeline::Mask& mask = ops.mask;
@@ -106,9 +124,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
       acc[3] += p.sum();
     }
   }
-  for (Eigen::Index r = 0; r < bq; ++r)
-    dX.row(r) = P.row(r).cwiseProduct((dX.row(r).array() - D(i0 + r)).matrix());
-  ops.backward(dX, S, i0, j0, drel, ddense);
+  if (D) finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense);
   return true;
 }
 
@@ -126,7 +142,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   std::vector<Mat<T>> rel_part(heads), extra_part(heads);
   std::vector<double> dtau_part(heads * nq, 0.0);
   for (Eigen::Index n = 0; n < heads; ++n) {
-    D[n] = (dO[n]->array() * fwd[n]->output.array()).rowwise().sum();  // sum_j P_ij dP_ij
+    D[n] = Vec<T>::Zero(L_q);  // filled by pass B
     lse[n] = fwd[n]->logsumexp;
     g[n].dQs.resize(L_q, scorers[n].q_width());
     g[n].dKs.resize(L_k, scorers[n].k_width());
@@ -135,40 +151,37 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     rel_part[n] = Mat<T>::Zero(nk, n_rel);
     extra_part[n] = Mat<T>::Zero(nk, n_extra);
   }
-  // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.
-  parallel_items<BackwardScratch<T>>(heads * nk, threads, [&](Eigen::Index item, BackwardScratch<T>& w) {
-    const Eigen::Index n = item / nk, t = item % nk, j0 = t * opt.block_k,
-                       bk = std::min(opt.block_k, L_k - j0);
-    const auto& sc = scorers[n];
-    w.dKt.setZero(bk, sc.k_width());
-    w.dVt.setZero(bk, V[n]->cols());
-    w.extra.setZero(n_extra);
-    for (Eigen::Index i0 = 0; i0 < L_q; i0 += opt.block_q) {
-      const Eigen::Index bq = std::min(opt.block_q, L_q - i0);
-      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w,
-                     n_rel ? rel_part[n].row(t).data() : nullptr,
-                     g[n].ddense.size() ? &g[n].ddense : nullptr, nullptr))
-        continue;
-      const Eigen::Map<const Mat<T>> P(w.p.data(), bq, bk), dX(w.dx.data(), bq, bk);
-      w.dVt.noalias() += P.transpose() * dO[n]->middleRows(i0, bq);
-      sc.grad_k(i0, bq, j0, bk, dX, w.dKt, w.extra);
-    }
-    g[n].dKs.middleRows(j0, bk) = w.dKt;
-    g[n].dV.middleRows(j0, bk) = w.dVt;
-    if (n_extra) extra_part[n].row(t) = w.extra.transpose();
-  });
-  // Pass B: (head, query tile) items own dQ and the temperature partial sums.
+  // Pass B: (head, query tile) items own D, dQ and the temperature partial sums. First P and
+  // dP of every block of the tile's rows (kept), then D from them, then dx and dQ.
   parallel_items<BackwardScratch<T>>(heads * nq, threads, [&](Eigen::Index item, BackwardScratch<T>& w) {
     const Eigen::Index n = item / nq, t = item % nq, i0 = t * opt.block_q,
                        bq = std::min(opt.block_q, L_q - i0);
     const auto& sc = scorers[n];
     w.dQt.setZero(bq, sc.q_width());
     w.rows.assign(4 * bq, 0.0);
+    w.rowS.resize(bq, L_k);
+    w.rowP.resize(bq, L_k);
+    w.rowdX.resize(bq, L_k);
+    std::vector<Eigen::Index> blocks;  // key-tile starts j0 with visible pairs
     for (Eigen::Index j0 = 0; j0 < L_k; j0 += opt.block_k) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
-      if (tile_grad(sc, ops, *V[n], *dO[n], lse[n], D[n], i0, bq, j0, bk, w, nullptr, nullptr,
-                    w.rows.data()))
-        sc.grad_q(i0, bq, j0, bk, Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk), w.dQt);
+      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], nullptr, i0, bq, j0, bk, w, nullptr, nullptr,
+                     w.rows.data()))
+        continue;
+      blocks.push_back(j0);
+      w.rowS.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.s.data(), bq, bk);
+      w.rowP.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.p.data(), bq, bk);
+      w.rowdX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk);
+    }
+    for (Eigen::Index r = 0; r < bq; ++r) {  // D_i = sum P dP / sum P (0 for a fully masked row)
+      const double c = w.rows[4 * r + 2], sum = w.rows[4 * r + 3];
+      D[n](i0 + r) = sum > 0 ? T(c / sum) : T(0);
+    }
+    for (const Eigen::Index j0 : blocks) {
+      const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
+      finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
+                     w.rowS.middleCols(j0, bk), nullptr, nullptr);
+      sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }
     g[n].dQs.middleRows(i0, bq) = w.dQt;
     double acc = 0;
@@ -180,6 +193,28 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       acc += (a - c * ls) / sum - (c / sum) * ((b - sum * ls) / sum);
     }
     dtau_part[item] = -acc / double(ops.tau);
+  });
+  // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.
+  parallel_items<BackwardScratch<T>>(heads * nk, threads, [&](Eigen::Index item, BackwardScratch<T>& w) {
+    const Eigen::Index n = item / nk, t = item % nk, j0 = t * opt.block_k,
+                       bk = std::min(opt.block_k, L_k - j0);
+    const auto& sc = scorers[n];
+    w.dKt.setZero(bk, sc.k_width());
+    w.dVt.setZero(bk, V[n]->cols());
+    w.extra.setZero(n_extra);
+    for (Eigen::Index i0 = 0; i0 < L_q; i0 += opt.block_q) {
+      const Eigen::Index bq = std::min(opt.block_q, L_q - i0);
+      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], &D[n], i0, bq, j0, bk, w,
+                     n_rel ? rel_part[n].row(t).data() : nullptr,
+                     g[n].ddense.size() ? &g[n].ddense : nullptr, nullptr))
+        continue;
+      const Eigen::Map<const Mat<T>> P(w.p.data(), bq, bk), dX(w.dx.data(), bq, bk);
+      w.dVt.noalias() += P.transpose() * dO[n]->middleRows(i0, bq);
+      sc.grad_k(i0, bq, j0, bk, dX, w.dKt, w.extra);
+    }
+    g[n].dKs.middleRows(j0, bk) = w.dKt;
+    g[n].dV.middleRows(j0, bk) = w.dVt;
+    if (n_extra) extra_part[n].row(t) = w.extra.transpose();
   });
   // Reductions in tile order: independent of the thread count.
   for (Eigen::Index n = 0; n < heads; ++n) {

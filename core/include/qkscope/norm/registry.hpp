@@ -124,4 +124,14 @@ void visit_normalizer(std::string_view name, Fn&& fn) {
   if (!found) throw_unknown_normalizer(name);
 }
 
+/// True when normalizer `name` has an online (streaming) form (N::online), i.e. runs on the
+/// tiled CPU and the CUDA kernels. Throws std::invalid_argument for an unknown name.
+inline bool online_normalizer(std::string_view name) {
+  bool online = false;
+  visit_normalizer(name, [&](auto n) {
+    if constexpr (requires { decltype(n)::online; }) online = decltype(n)::online;
+  });
+  return online;
+}
+
 }  // namespace qkscope

@@ -12,6 +12,9 @@ struct Softmax {
   static constexpr const char* label = "Softmax";
   static constexpr const char* tex = R"(p_j=\frac{e^{z_j/\tau}}{\sum_l e^{z_l/\tau}})";
   static constexpr bool soft = true;  // requires tau > 0
+  /// Computable key block by key block with a running max and sum (Milakov & Gimelshein
+  /// 2018): the tiled CPU kernels and the CUDA kernels run it; others fall back to the core.
+  static constexpr bool online = true;
   using Options = NoOptions;
 
   template <class T>
