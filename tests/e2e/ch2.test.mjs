@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, proseText, usePage, waitReady } from './chapter-helpers.mjs';
 import { loadCore } from './server.mjs';
 
 const env = usePage();
@@ -35,6 +35,9 @@ test('one panel per scoring function of the registry; cosine ties key 1 and key 
     const prose = await page.textContent('[data-testid="section-c2-differences"]');
     // KaTeX repeats the number (MathML annotation + HTML): "is 000,".
     assert.match(prose, /in any column is (0)+, and each row reads/, 'the live spread of linear-concat columns is exactly 0');
+    // The alpha = 0 remark names the default alpha (the figure starts at 0.25, not 0).
+    assert.match(await proseText(page, 'section-c2-differences'), /set α to 0 in Figure 2\.1 \(its default is 0\.25\)/);
+    assert.match(await proseText(page, 'section-c2-params'), /and the reverse when v<0/);
     // Rows of weights sum to 1.
     for (const r of rowsOf(await cells(page, 'c2-hm-additive'))) {
       const s = r.reduce((a, x) => a + Number(x), 0);

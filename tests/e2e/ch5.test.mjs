@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, proseText, usePage, waitReady } from './chapter-helpers.mjs';
 
 const env = usePage();
 const MASK = '[data-testid="figure-c5-mask"]';
@@ -55,12 +55,7 @@ test('causal alignment: with L_q = 2, L_k = 4 the last query sees all keys botto
   }
 });
 
-/** Text of an element without KaTeX's MathML copy (which repeats every number). */
-const prose = (page, id) => page.locator(`[data-testid="${id}"]`).evaluate((e) => {
-  const c = e.cloneNode(true);
-  c.querySelectorAll('.katex-mathml').forEach((m) => m.remove());
-  return c.textContent.replace(/\u200b/g, '').replace(/\s+/g, ' ');
-});
+const prose = proseText;
 
 test('L_q > L_k: bottom-right alignment leaves the first L_q - L_k rows empty without padding; top-left does not (prose and figure)', async () => {
   const { page, problems, close } = await env.open('?c5.lq=5&c5.lk=3#ch5');

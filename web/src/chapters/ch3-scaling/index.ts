@@ -27,8 +27,10 @@ export default defineChapter<Ch3Text>({
   id: 'ch3',
   ns: 'c3',
   text: { en, zh },
-  vars: () => {
+  vars: (ctx) => {
     const std = Math.sqrt(512);
+    // The scale the core uses for bilinear when none is given (its registry default).
+    const bil = ctx.qk.forward({ query: [[1, 0]], key: [[1, 0]], value: [[0]], score: 'bilinear', params: { W: [[1, 0], [0, 1]] } });
     const big = twoKeys(std);
     const small = twoKeys(1);
     return {
@@ -38,6 +40,7 @@ export default defineChapter<Ch3Text>({
       gapBig: tex(std, 1),
       pBig: `1 - ${texSci(1 - big.p)}`,
       jBig: texSci(big.j),
+      bilScale: tex(bil.scale, 4, true),
     };
   },
   render(ctx, view) {

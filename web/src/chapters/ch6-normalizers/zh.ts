@@ -15,7 +15,7 @@ export const zh: Ch6Text = {
     {
       id: 'c6-five',
       title: '归一化一行的五种方法',
-      body: r`每种归一化函数都把一行 logit $z$（已除以温度系数 $\tau$，见第 4 章）映射为权重 $p$，满足 $p_j \ge 0$ 且 $\sum_j p_j = 1$。
+      body: r`每种归一化函数都把一行 logit $z$ 和温度系数 $\tau > 0$（见第 4 章）映射为权重 $p$，满足 $p_j \ge 0$ 且 $\sum_j p_j = 1$。logit 只除以 $\tau$ 一次，即下面公式中写作 $z/\tau$ 的地方。
 
 - **softmax**：$p_j = e^{z_j/\tau} / \sum_l e^{z_l/\tau}$。平滑可微；每个键都得到正的权重，无论多小。
 - **硬注意力**：$p = \operatorname{onehot}(\arg\max_j z_j)$。全部权重给得分最高的键。它的梯度几乎处处为 0，无法仅靠反向传播训练，经典的解决办法是 REINFORCE 和下面的 Gumbel-softmax。**并列规则：**多个键同为最大值时，qkscope 选*下标最小*的那个。例子的第 3 行中，键 1 和键 2 都是 2.0，硬注意力把全部权重给键 1：$ {{hard3}}$。
@@ -30,7 +30,7 @@ export const zh: Ch6Text = {
 
 可以试试：
 
-- 减小 $\tau$：softmax、sparsemax 和 Top-K 都趋向硬性的独热行。增大 $\tau$：sparsemax 保留更多的键，softmax 分散到所有键上。
+- 减小 $\tau$：若一行只有一个最大值，softmax、sparsemax 和 top-k 都趋向硬注意力的独热行。第 3 行中键 1 和键 2 并列最大，它们则趋向在并列的键之间*平均分配*：$\tau = {{tieTau}}$ 时 softmax 给出 $ {{tie3}}$，而硬注意力按其并列规则把全部权重给键 1。增大 $\tau$：sparsemax 保留更多的键，softmax 分散到所有键上。
 - 设 $k = 1$：Top-K softmax 把全部权重放在一个键上，与硬注意力一致，第 3 行的并列也一样处理。
 - 点击“重新采样”：只有 Gumbel-softmax 的权重发生变化。勾选“硬”可以看到独热的样本。`,
     },

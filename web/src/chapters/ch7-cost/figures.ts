@@ -3,7 +3,7 @@
  * - 7.1: forward() time against L for every scoring function (Run button, median of warm
  *   runs, yielding between runs) and a memory estimate from shapes.
  * - 7.2: the broadcast additive attention (JS, materialises (L, L, d_h)) against qkscope's
- *   fused additive and scaled dot; same scores checked, slowdown ratios.
+ *   row-by-row additive (core) and scaled dot; same scores checked, slowdown ratios.
  * - 7.3: linear concat's weights do not depend on the query (a_i + b_j cancels in softmax).
  */
 import type { ForwardResult, Matrix, ScoreName } from '@qkscope/wasm';
@@ -154,7 +154,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   return fig.el;
 }
 
-/** Figure 7.2: broadcast additive (JS) vs fused additive (core) vs scaled dot (core). */
+/** Figure 7.2: broadcast additive (JS) vs row-by-row additive (core) vs scaled dot (core). */
 export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const t = ctx.t.fig2;
   const t1 = ctx.t.fig1;

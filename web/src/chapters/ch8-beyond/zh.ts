@@ -24,7 +24,7 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
 括号中的 $\phi(K)^\top V$ 是一个只需计算一次的 $m \times d$ 矩阵，因此开销是 $O(L\, m\, d)$ 而不是 $O(L^2 d)$，而且从不生成 $L \times L$ 矩阵。两种核函数映射：
 
 - $\phi(x) = \operatorname{elu}(x) + 1$（Katharopoulos 等，2020）：计算便宜、输出为正，$m = d$。它定义的是一个**不同的**核，因此并不近似 softmax，而是取代了它。
-- 正随机特征（Performer 的 FAVOR+，Choromanski 等，2021）：$\phi(x) = \frac{1}{\sqrt m}\exp\big(Wx - \lVert x\rVert^2/2\big)$，$W$ 中有 $m$ 个随机高斯方向。其期望满足 $\phi(q)^\top\phi(k) = e^{q \cdot k}$，因此它是 softmax 核的无偏估计，误差随 $m$ 增大而减小。
+- 正随机特征（Performer 的 FAVOR+，Choromanski 等，2021）：$\phi(x) = \frac{1}{\sqrt m}\exp\big(Wx - \lVert x\rVert^2/2\big)$，$W$ 中有 $m$ 个随机高斯方向。其期望满足 $\phi(q)^\top\phi(k) = e^{q \cdot k}$：这是核 $e^{q \cdot k}$ 的无偏估计，误差随 $m$ 增大而减小。要与 $\operatorname{softmax}(QK^\top/\sqrt d)$ 比较，先把 $q$ 和 $k$ 都乘以 $d^{-1/4}$，使估计的目标变为 $e^{q \cdot k/\sqrt d}$；本章的图正是这样做的。（归一化后的权重是两个这样的估计之比，只是近似无偏。）
 
 对于因果（解码器）注意力，求和只对 $j \le i$ 进行。这是前缀和：维护 $S_i = S_{i-1} + \phi(k_i) v_i^\top$ 和 $z_i = z_{i-1} + \phi(k_i)$，再读出 $o_i = \phi(q_i)^\top S_i / \phi(q_i)^\top z_i$。这就是一个状态为 $m \times d$ 的循环神经网络，这也是那篇论文题为“Transformers are RNNs”的原因。`,
     },
@@ -33,7 +33,7 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
       title: '与 softmax 有多接近？',
       body: r`第一张图在同一组带随机种子的输入上，用 qkscope 的 forward() 计算 softmax 注意力，用 TypeScript 计算两种核方法版本，并比较权重（序列较短，可以画出来）和输出。FAVOR+ 的误差大致按 $1/\sqrt m$ 下降；elu + 1 的误差是固定的，因为它是另一个核。输入更尖锐（输入尺度更大）时 softmax 更集中，两种近似都更难跟上。
 
-要有心理准备：FAVOR+ 收敛得很慢。这个估计是无偏的，但它的相对方差大致按 $e^{\lVert q + k\rVert^2/\sqrt d}/m$ 增长，因此对于常见大小的输入，需要数百乃至数千个特征才能把**输出**的误差降到百分之几。Performer 通过正交随机方向、在训练中重新抽样以及让查询和键保持较小来缓解这一问题；本图使用的是普通的独立高斯方向，所以你看到的是最基本的估计器。`,
+要有心理准备：FAVOR+ 收敛得很慢。核的估计是无偏的，但它的相对方差大致按 $e^{\lVert q + k\rVert^2/\sqrt d}/m$ 增长，因此对于常见大小的输入，需要数百乃至数千个特征才能把**输出**的误差降到百分之几。Performer 通过正交随机方向、在训练中重新抽样以及让查询和键保持较小来缓解这一问题；本图使用的是普通的独立高斯方向，所以你看到的是最基本的估计器。`,
     },
     {
       id: 'c8-time',
@@ -46,7 +46,7 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
       body: r`另一条出路保留 softmax，但限制哪些查询–键对参与计算。
 
 - **Top-K 选择**：先粗略地给每一对打分，每行只保留 $k$ 个最大的分数，并只在它们上面做 softmax。$k \ge L_k$ 时就是普通的 softmax。它节省了加权求和的工作量，但为了找出前 $k$ 个，仍然要给所有的对打分。
-- **滑动窗口加全局词元**（Longformer，Beltagy 等，2020；BigBird，Zaheer 等，2020）：查询 $i$ 只看 $|i - j| \le w$ 的键 $j$，另有少数全局词元能看到所有位置、也被所有位置看到。模式是预先固定的，窗口之外的对根本不打分：大约是 $L(2w + 1) + 2gL$ 对，而不是 $L^2$ 对。
+- **滑动窗口加全局词元**（Longformer，Beltagy 等，2020；BigBird，Zaheer 等，2020）：查询 $i$ 只看 $|i - j| \le w$ 的键 $j$，另有少数全局词元能看到所有位置、也被所有位置看到。BigBird 还给每个查询 $r$ 个一次性抽取的*随机*键，使任意两个词元之间都有短路径相连。模式是预先固定的，模式之外的对根本不打分：大约是 $L(2w + 1) + 2gL$ 对（BigBird 另加 $rL$ 个随机对），而不是 $L^2$ 对。第三张图使用窗口和全局词元，不含随机连接。
 
 第三张图用 qkscope 的 forward() 计算这两种方式：top-k 使用 topk_softmax 归一化函数，窗口使用显式掩码；并测量与完整 softmax 相比的误差以及保留下来的查询–键对比例。`,
     },
