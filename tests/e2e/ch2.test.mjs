@@ -186,7 +186,7 @@ test('language switch: chapter 2 in Chinese with translated panel titles, state 
     await page.click('[data-testid="lang-zh"]');
     await page.waitForFunction(() => document.getElementById('ch2-title')?.textContent === '评分函数并排比较');
     assert.equal(await page.textContent('[data-testid="c2-panel-dot"] h3'), '点积');
-    assert.match(await page.textContent(GRID), /看点。/);
+    assert.match(await page.textContent(GRID), /观察要点。/);
     assert.equal(await page.locator(GRID).locator('[data-testid="c2-alpha"]').inputValue(), '0.5');
     assert.match(page.url(), /lang=zh/);
     assert.match(page.url(), /c2\.alpha=0\.5/);

@@ -96,7 +96,7 @@ $$O = WV = {{O}}.$$
   figure: {
     title: '图 1.1　分数、权重与输出（实时计算）',
     caption: r`在这个例子中，每一行的最大权重都落在对角线上，因为 $W_Q = W_K$ 且所有词元的范数相同；换成其他输入则未必如此。分数热力图使用以 0 为中心的发散色板（低于 0 为蓝，高于 0 为红）；权重热力图使用固定范围 0 到 1 的顺序色板，因此修改输入后颜色仍可直接比较。带斜线阴影的格子是被掩码的位置：它们的 logit 为 $-\infty$，权重恰好为 0，而不只是很小。`,
-    controls: '控制',
+    controls: '控件',
     score: '评分函数',
     formula: '公式',
     temperature: '温度系数 τ',
@@ -145,7 +145,7 @@ $$O = WV = {{O}}.$$
     statsMax: '最大权重',
     statsArgmax: '所在的键',
     statsEntropy: '熵 H（奈特）',
-    statsSupport: '有效键数 e^H',
+    statsSupport: '有效支撑集大小 e^H',
     statsEmpty: '没有有效的键',
     errorTitle: '当前配置无法计算：',
     errorStale: '下方图表仍显示上一次有效的结果。',

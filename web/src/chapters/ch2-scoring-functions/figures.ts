@@ -7,6 +7,7 @@
  */
 import type { Matrix, ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
+import { coreMessage } from '../../i18n/core-errors';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { MatrixEditor } from '../../widget/matrix-editor';
@@ -105,7 +106,7 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
       const o = outcomes.find((x) => x.name === p.name)!;
       if (!o.result) {
         p.hm.el.hidden = true;
-        p.note.textContent = o.info.sameDim && s.q[0]!.length !== s.k[0]!.length ? t.needsSameDim : fill(c.cannotCompute, { message: o.error });
+        p.note.textContent = o.info.sameDim && s.q[0]!.length !== s.k[0]!.length ? t.needsSameDim : fill(c.cannotCompute, { message: coreMessage(ctx.lang, o.error) });
         p.note.classList.add('c2-error');
         continue;
       }
@@ -172,7 +173,7 @@ export function differenceView(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
     } catch (e) {
       row.hidden = true;
       last = null;
-      summary.textContent = fill(c.cannotCompute, { message: e instanceof Error ? e.message : String(e) });
+      summary.textContent = fill(c.cannotCompute, { message: coreMessage(ctx.lang, e) });
       return;
     }
     row.hidden = false;

@@ -8,6 +8,7 @@
  */
 import type { CausalAlignment, ForwardOptions, ForwardResult, Matrix } from '@qkscope/wasm';
 import { fill } from '../../i18n';
+import { coreMessage } from '../../i18n/core-errors';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { fitDecimals, trimmed } from '../../model/format';
@@ -87,7 +88,7 @@ export function maskFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
         p.note.textContent = `${fill(t.visible, { counts: counts.join(', ') })}. ${fill(t.empty, { rows: empty.length ? empty.join(', ') : t.none })}`;
       } catch (e) {
         p.result = null;
-        error.textContent = fill(ctx.cat.common.cannotCompute, { message: e instanceof Error ? e.message : String(e) });
+        error.textContent = fill(ctx.cat.common.cannotCompute, { message: coreMessage(ctx.lang, e) });
         error.hidden = false;
       }
     }
