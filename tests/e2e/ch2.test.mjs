@@ -132,7 +132,7 @@ test('hostile URL values are ignored or clamped and never become markup', async 
     assert.equal(await fig.locator('[data-testid="c2-seed"]').inputValue(), '0', 'seed clamped to 0');
     assert.equal(await page.locator(DIFF).locator('[data-testid="c2-a"]').inputValue(), 'dot');
     // q was garbage: parsed as a 1 x 1 zero matrix, so d_q != d_k and the same-width functions explain why they stop.
-    assert.match(await page.textContent('[data-testid="c2-panel-dot"] .c2-note'), /d_q = d_k/);
+    assert.match(await page.textContent('[data-testid="c2-panel-dot"] .c2-note'), /dq = dk/, 'drawn as d<sub>q</sub> = d<sub>k</sub>');
     assert.equal(await page.isVisible('[data-testid="c2-hm-bilinear"]'), true);
     noProblems(problems);
   } finally {
@@ -170,7 +170,7 @@ test('bring your own Q, K, V: inline errors, then pasted JSON drives every panel
     assert.match(await fig.locator('[data-testid="c2-paste-status"]').textContent(), /Q 2 × 3, K 3 × 2, V 3 × 2/);
     assert.match(page.url(), /c2\.q=1,0,0;0,1,0/);
     // d_q = 3 != d_k = 2: dot-family panels say why; bilinear, additive, linear concat compute.
-    for (const name of ['dot', 'scaled_dot', 'cosine']) assert.match(await page.textContent(`[data-testid="c2-panel-${name}"] .c2-note`), /d_q = d_k/);
+    for (const name of ['dot', 'scaled_dot', 'cosine']) assert.match(await page.textContent(`[data-testid="c2-panel-${name}"] .c2-note`), /dq = dk/);
     for (const name of ['bilinear', 'additive', 'linear_concat']) assert.equal((await cells(page, `c2-hm-${name}`)).length, 6, `${name}: 2 x 3 weights`);
     // The editors follow the new shapes.
     assert.equal(await fig.locator('[data-testid="c2-matrix-q"] input').count(), 6);

@@ -44,3 +44,19 @@ test('Chinese catalogs: one term per concept', async () => {
   }
   assert.deepEqual(found, []);
 });
+
+test('English figure captions start with a capital letter (they follow "What to notice.")', async () => {
+  const dir = join(repoRoot, 'web/src/chapters');
+  const found = [];
+  for (const d of await readdir(dir, { withFileTypes: true })) {
+    if (!d.isDirectory()) continue;
+    let text;
+    try {
+      text = await readFile(join(dir, d.name, 'en.ts'), 'utf8');
+    } catch {
+      continue;
+    }
+    for (const m of text.matchAll(/caption: (?:r`|')([^`']{0,30})/g)) if (/^[a-z]/.test(m[1])) found.push(`${d.name}: ${m[1]}`);
+  }
+  assert.deepEqual(found, []);
+});

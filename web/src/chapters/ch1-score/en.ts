@@ -145,7 +145,7 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
     statsMax: 'max weight',
     statsArgmax: 'on key',
     statsEntropy: 'entropy H (nats)',
-    statsSupport: 'effective keys e^H',
+    statsSupport: 'effective support e^H',
     statsEmpty: 'no valid key',
     errorTitle: 'This configuration cannot be computed:',
     errorStale: 'The charts below still show the last valid result.',

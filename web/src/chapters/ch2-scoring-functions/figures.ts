@@ -16,6 +16,7 @@ import { MATRIX_LIMITS } from '../../model/url-state';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { setLabel } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { PasteBox } from '../shared/paste';
 import { controlGroup, integer, radios, select, slider } from '../shared/controls';
@@ -106,7 +107,7 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
       const o = outcomes.find((x) => x.name === p.name)!;
       if (!o.result) {
         p.hm.el.hidden = true;
-        p.note.textContent = o.info.sameDim && s.q[0]!.length !== s.k[0]!.length ? t.needsSameDim : fill(c.cannotCompute, { message: coreMessage(ctx.lang, o.error) });
+        setLabel(p.note, o.info.sameDim && s.q[0]!.length !== s.k[0]!.length ? t.needsSameDim : fill(c.cannotCompute, { message: coreMessage(ctx.lang, o.error) }));
         p.note.classList.add('c2-error');
         continue;
       }

@@ -100,7 +100,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   ],
   figMask: {
     title: 'Figure 5.1. Padding, causal and sliding-window masks, top-left vs bottom-right',
-    caption: r`with $L_q < L_k$ the bottom-right diagonal is shifted right by $L_k - L_q$, so the last query sees every valid key, while top-left lets it see only the first $L_q$. Hatched cells are masked: weight exactly 0.`,
+    caption: r`With $L_q < L_k$ the bottom-right diagonal is shifted right by $L_k - L_q$, so the last query sees every valid key, while top-left lets it see only the first $L_q$. Hatched cells are masked: weight exactly 0.`,
     lq: 'Queries L_q',
     lk: 'Keys L_k',
     pad: 'Padded keys (at the end)',
@@ -116,12 +116,13 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figAlibi: {
     title: 'Figure 5.2. ALiBi slopes and the bias of one head',
-    caption: r`the slopes halve from head to head (for a power of two), and a steeper slope concentrates the weights on the nearest keys; a gentle slope leaves them almost uniform over the visible past.`,
+    caption: r`The slopes halve from head to head (for a power of two), and a steeper slope concentrates the weights on the nearest keys; a gentle slope leaves them almost uniform over the visible past.`,
     heads: 'Number of heads H',
     head: 'Head h',
     slopeList: 'Slopes m₁ … m_H (select a head)',
     slopes: 'Slopes m₁ … m_H (head {h} selected)',
     slope: 'Slope of head {h}: m = {m}',
+    headN: 'head {h}',
     bias: 'Bias −m |j − i| (from the core)',
     weights: 'Weights (causal, zero queries)',
     construction: 'Construction: {how}',
@@ -130,7 +131,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figGraph: {
     title: 'Figure 5.3. A graph as an attention mask',
-    caption: r`each row spreads its weight only over the node's neighbours (hatched cells are non-edges), and an isolated node without a self-loop has an empty row: weights 0, not NaN.`,
+    caption: r`Each row spreads its weight only over the node's neighbours (hatched cells are non-edges), and an isolated node without a self-loop has an empty row: weights 0, not NaN.`,
     edges: 'Edges',
     edge: 'Edge {a}–{b}',
     self: 'Self-loops',
@@ -139,7 +140,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figCap: {
     title: 'Figure 5.4. Logit soft-capping c·tanh(s/c)',
-    caption: r`the capped curve follows the identity near 0 and flattens toward $\pm c$; the weights of a row of large logits become less one-sided after capping, because the gaps between large logits shrink.`,
+    caption: r`The capped curve follows the identity near 0 and flattens toward $\pm c$; the weights of a row of large logits become less one-sided after capping, because the gaps between large logits shrink.`,
     cap: 'Cap c',
     curve: 'Capped score against raw score',
     raw: 'raw score s',
@@ -154,7 +155,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figPrec: {
     title: 'Figure 5.5. A fully masked row, fill values and dtypes',
-    caption: r`with a fill of $-\infty$ (or $-10^9$ in float16, which becomes $-\infty$) the fully masked row 2 turns into NaN; with a finite fill it becomes a silent uniform row; qkscope's policy (last panel) gives zeros in every dtype.`,
+    caption: r`With a fill of $-\infty$ (or $-10^9$ in float16, which becomes $-\infty$) the fully masked row 2 turns into NaN; with a finite fill it becomes a silent uniform row; qkscope's policy (last panel) gives zeros in every dtype.`,
     dtype: 'Storage dtype',
     fill: 'Fill value',
     fill1e4: '−1e4',

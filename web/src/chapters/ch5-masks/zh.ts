@@ -120,6 +120,7 @@ NaN 会经过加权求和传到输出，训练时还会传到每一个梯度。q
     head: '头 h',
     slopeList: '斜率 m₁ … m_H（点击选择一个头）',
     slopes: '斜率 m₁ … m_H（已选头 {h}）',
+    headN: '头 {h}',
     slope: '头 {h} 的斜率：m = {m}',
     bias: '偏置 −m |j − i|（由核心计算）',
     weights: '权重（因果，零查询）',

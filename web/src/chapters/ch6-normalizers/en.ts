@@ -49,7 +49,7 @@ Figure 6.2 checks this by counting: it draws many hard samples of the selected r
   ],
   fig: {
     title: 'Figure 6.1. Five normalizers on the same logits',
-    caption: r`softmax never gives an exact zero, sparsemax and top-k do; hard attention and top-k with $k = 1$ give the tied row 3 entirely to key 1, the lowest index; only the Gumbel-softmax row changes when you resample.`,
+    caption: r`Softmax never gives an exact zero, sparsemax and top-k do; hard attention and top-k with $k = 1$ give the tied row 3 entirely to key 1, the lowest index; only the Gumbel-softmax row changes when you resample.`,
     tau: 'Temperature τ',
     k: 'Top-k: k',
     seed: 'Gumbel seed',
@@ -71,7 +71,7 @@ Figure 6.2 checks this by counting: it draws many hard samples of the selected r
   },
   fig2: {
     title: 'Figure 6.2. Hard Gumbel-softmax samples against softmax probabilities',
-    caption: r`the share of samples won by each key approaches $\operatorname{softmax}(z)$ as the number of samples grows, whatever the temperature: the argmax of $z + g$ does not depend on $\tau$.`,
+    caption: r`The share of samples won by each key approaches $\operatorname{softmax}(z)$ as the number of samples grows, whatever the temperature: the argmax of $z + g$ does not depend on $\tau$.`,
     samples: 'Samples (seeds 1 … n)',
     row: 'Row',
     chart: 'Row {i}: frequency of each key in hard samples vs softmax',

@@ -16,6 +16,7 @@ import { row } from '../../model/matrix';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { labelNodes } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import { tex } from '../shared/rich';
@@ -46,7 +47,7 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
   );
   const bars = new BarChart('c6-bars');
   const logits = testId(h('p', { className: 'hint' }), 'c6-logits');
-  const head = h('tr', {}, ...[t.colName, t.colH, t.colSupport, t.colNonzero, t.colMax].map((x) => h('th', { scope: 'col', textContent: x })));
+  const head = h('tr', {}, ...[t.colName, t.colH, t.colSupport, t.colNonzero, t.colMax].map((x) => h('th', { scope: 'col' }, ...labelNodes(x))));
   const tbody = h('tbody');
   const table = testId(h('table', { className: 'row-stats c6-table' }, h('thead', {}, head), tbody), 'c6-table');
   const panels = names.map((n) => {

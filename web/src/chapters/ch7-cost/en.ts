@@ -63,6 +63,7 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     caption: r`On the log–log time chart, a slope of 2 means the cost grows like $L^2$: doubling $L$ quadruples the time, for every scoring function once $L$ is large enough. Additive sits well above the others because it calls $\tanh$ $d_h$ times per pair; linear concat and the dot-product family are close together. In the memory chart, the stored score and weight matrices grow like $L^2$ while the inputs and outputs a tiled kernel keeps grow like $L$; the broadcast additive tensor is larger again by a factor $d_h$.`,
     run: 'Run',
     running: 'Measuring… {done} of {total}',
+    preview: 'Quick run up to L = {L} on this device, just now; press Run to measure up to the largest L.',
     notRun: 'Nothing measured yet: press Run (about one to three seconds).',
     done: 'Done: median of {reps} warm runs per point, on this device, just now.',
     cancelled: 'Settings changed: press Run again.',
@@ -108,6 +109,7 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     queries: 'Queries Q',
     lc: 'Weights, linear concat',
     sd: 'Weights, scaled dot',
+    changeStart: 'This is query set 0, the reference: draw new queries and this line gives the largest change in each set of weights.',
     change: 'Since query set 0, the largest change in the linear-concat weights is {lc}; in the scaled-dot weights, {sd}.',
   },
 } satisfies ChapterText & Record<string, unknown>;

@@ -25,6 +25,9 @@ import type { Ch7Text } from './en';
 
 type Ctx = ChapterContext<Ch7Text>;
 const REPS = 3;
+/** Largest L of the quick run each timing figure makes on its own when it comes into view. */
+const PREVIEW_L = 128;
+const PREVIEW_ADD_L = 64;
 const MB = 1024 * 1024;
 
 
@@ -78,7 +81,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       id: n, label: scoreLabel(ctx, n), color: k, dashed: n === 'linear_concat',
       points: results.filter((r) => r.series === n).map((r) => ({ x: r.x, y: Math.max(r.ms, 1e-3) })),
     })).filter((s) => s.points.length > 0);
-    const Ls = powersOfTwo(32, Number(store.get().maxL));
+    const Ls = powersOfTwo(32, Math.max(...results.map((r) => r.x)));
     timeChart.update({ label: t.timeLabel, x: { label: t.axisL, scale: 'log', ticks: Ls }, y: { label: t.axisMs, scale: 'log' }, series, height: 320,
       pointLabel: (s, p) => `${s.label}: L = ${p.x}, ${sig(p.y)} ms` });
     const lastL = Math.max(...results.filter((r) => r.series === 'scaled_dot').map((r) => r.x));
@@ -90,11 +93,12 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     } else summary.textContent = '';
   };
 
-  const run = async () => {
+  /** Measures up to `upTo` (default: the chosen largest L); the figure runs a quick preview on its own. */
+  const run = async (upTo?: number) => {
     const my = ++generation;
     const s = store.get();
     const d = Number(s.d);
-    const Ls = powersOfTwo(32, Number(s.maxL));
+    const Ls = powersOfTwo(32, upTo ?? Number(s.maxL));
     const inputs = new Map(Ls.map((L) => [L, { Q: randn(1, 0, L, d), K: randn(1, 1, L, d), V: randn(1, 2, L, d) }]));
     results = [];
     drawTime();
@@ -103,7 +107,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       return { series: n, x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: n as ScoreName, hidden: d }) };
     }));
     await runTimed({
-      tasks, reps: REPS, status, button: runButton, text: t,
+      tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t.running, done: fill(t.preview, { L: upTo }) } : t,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
@@ -151,6 +155,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     }
   });
   drawMemory();
+  ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_L));
   return fig.el;
 }
 
@@ -182,7 +187,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       return;
     }
     charts.hidden = false;
-    const Ls = powersOfTwo(16, Number(store.get().addL));
+    const Ls = powersOfTwo(16, Math.max(...results.map((r) => r.x)));
     const series = (['broadcast', 'fused', 'dot'] as const).map((id, k) => ({
       id, label: labels[id]!, color: [4, 5, 1][k]!, dashed: id === 'dot',
       points: results.filter((r) => r.series === id).map((r) => ({ x: r.x, y: Math.max(r.ms, 1e-3) })),
@@ -208,11 +213,11 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     if (check) same.dataset.diff = String(check.diff);
   };
 
-  const run = async () => {
+  const run = async (upTo?: number) => {
     const my = ++generation;
     const s = store.get();
     const dh = Number(s.dh);
-    const Ls = powersOfTwo(16, Number(s.addL));
+    const Ls = powersOfTwo(16, upTo ?? Number(s.addL));
     results = [];
     check = null;
     draw();
@@ -235,7 +240,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       check = { L, diff: maxAbsDiff(out.scores.data, core.rawScores.data), bytes: out.tensorBytes };
     };
     await runTimed({
-      tasks, reps: REPS, status, button: runButton, text: t1,
+      tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t1.running, done: fill(t1.preview, { L: upTo }) } : t1,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
@@ -276,6 +281,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       draw();
     }
   });
+  ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_ADD_L));
   return fig.el;
 }
 
@@ -314,7 +320,8 @@ export function linearConcatFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement
     const dl = maxAbsDiff(cur.lc.weights.data, base.lc.weights.data);
     const ds = maxAbsDiff(cur.sd.weights.data, base.sd.weights.data);
     const show = (x: number) => (x === 0 ? '0' : x < 1e-5 ? x.toExponential(1).replace('-', '\u2212') : fixed(x, 3));
-    note.textContent = fill(t.change, { lc: show(dl), sd: show(ds) });
+    // On query set 0 itself there is nothing to compare yet: say what to do instead of "0; 0".
+    note.textContent = store.get().qset === 0 ? t.changeStart : fill(t.change, { lc: show(dl), sd: show(ds) });
     note.dataset.lc = String(dl);
     note.dataset.sd = String(ds);
   };

@@ -25,6 +25,8 @@ import type { Ch8Text } from './en';
 
 type Ctx = ChapterContext<Ch8Text>;
 const REPS = 3;
+/** Largest L of the quick run Figure 8.2 makes on its own when it comes into view. */
+const PREVIEW_L = 256;
 
 const sig = (x: number) => sigText(x, 3, { tiny: 1e-3 });
 
@@ -128,7 +130,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       summary.textContent = '';
       return;
     }
-    const Ls = powersOfTwo(64, Number(store.get().maxL));
+    const Ls = powersOfTwo(64, Math.max(...results.map((r) => r.x)));
     chart.update({
       label: t.label, x: { label: t.axisL, scale: 'log', ticks: Ls }, y: { label: t.axisMs, scale: 'log' }, height: 320,
       series: ['core', 'js', 'elu', 'favor'].map((id, k) => ({ id, label: labels[id]!, color: [0, 1, 2, 3][k], dashed: id === 'elu' || id === 'favor',
@@ -141,9 +143,10 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     summary.textContent = exact && lin ? fill(t.summary, { L: lastL, exact: sig(exact.ms), lin: sig(lin.ms) }) : '';
   };
 
-  const run = async () => {
+  /** Measures up to `upTo` (default: the chosen largest L); a quick preview runs on its own. */
+  const run = async (upTo?: number) => {
     const my = ++generation;
-    const Ls = powersOfTwo(64, Number(store.get().maxL));
+    const Ls = powersOfTwo(64, upTo ?? Number(store.get().maxL));
     results = [];
     draw();
     const elu = eluFeatures();
@@ -160,7 +163,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       ];
     });
     await runTimed({
-      tasks, reps: REPS, status, button: runButton, text: t,
+      tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t.running, done: fill(t.preview, { L: upTo }) } : t,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
@@ -194,6 +197,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     results = [];
     draw();
   });
+  ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_L));
   return fig.el;
 }
 
@@ -263,14 +267,25 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       return { ...tbl, json: { settings: store.get(), keptFraction: cur!.kept, scoredFraction: cur!.scored, relativeOutputError: cur!.err, weights: tbl } };
     },
   });
+  const kBox = slider(store, 'k', { id: 'c8-k', label: t.k, min: 1, max: L, step: 1 });
+  const wBox = slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 });
+  // k acts only on top-k and w only on the window: the other one is disabled, not silently ignored.
+  const syncEnabled = () => {
+    const topk = store.get().pattern === 'topk';
+    kBox.querySelector('input')!.disabled = !topk;
+    wBox.querySelector('input')!.disabled = topk;
+    kBox.classList.toggle('inactive', !topk);
+    wBox.classList.toggle('inactive', topk);
+  };
   fig.body.append(
     controlGroup(ctx.cat.common.controls,
       radios(store, 'pattern', { id: 'c8-pattern', label: t.pattern, options: [['topk', t.topk], ['window', t.window]] }),
-      slider(store, 'k', { id: 'c8-k', label: t.k, min: 1, max: L, step: 1 }),
-      slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 }),
+      kBox, wBox,
       slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 })),
     summary,
-    h('div', { className: 'panels c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.axisErr, chart.el)));
+    h('div', { className: 'panels c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.errTitle, chart.el)));
+  syncEnabled();
+  store.on((_, ch) => ch.has('pattern') && syncEnabled());
   store.on((_, ch) => ['pattern', 'k', 'w', 'g', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
   ctx.whenVisible(fig.el, draw);
   return fig.el;
