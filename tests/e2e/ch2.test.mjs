@@ -158,7 +158,8 @@ test('bring your own Q, K, V: inline errors, then pasted JSON drives every panel
 
     await text.fill('{"Q": [[1, 0, 0], [0, 1, 0]], "K": [[1, 0], [0, 1], [1, 1]]');
     await fig.locator('[data-testid="c2-paste-apply"]').click();
-    assert.match(await error.textContent(), /not valid JSON/);
+    // The whole sentence, with where the JSON broke (not the engine's English message, cut off).
+    assert.match(await error.textContent(), /^This is not valid JSON: it stops making sense at line 1, column \d+, near “[^”]+”\.$/);
 
     await text.fill('{"Q": [[1, 0, 0], [0, 1, 0]], "K": [[1, 0], [0, 1], [1, 1]], "V": [[1], [2]]}');
     await fig.locator('[data-testid="c2-paste-apply"]').click();

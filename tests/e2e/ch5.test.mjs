@@ -225,6 +225,24 @@ test('hostile URL values never become markup and fall back to defaults', async (
   }
 });
 
+test('language switch keeps the reader\'s place (the block at the top stays at the top)', async () => {
+  const { page, problems, close } = await env.open('#c5-empty');
+  try {
+    await page.locator(PREC).scrollIntoViewIfNeeded();
+    await page.evaluate(() => window.scrollBy(0, 40));
+    const before = await page.evaluate(() => ({ y: window.scrollY, top: document.getElementById('figure-c5-precision').getBoundingClientRect().top }));
+    assert.ok(before.y > 1000, `scrolled down (${before.y})`);
+    await page.click('[data-testid="lang-zh"]');
+    await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+    const after = await page.evaluate(() => ({ y: window.scrollY, top: document.getElementById('figure-c5-precision').getBoundingClientRect().top }));
+    assert.ok(after.y > 1000, `not back at the top (${after.y})`);
+    assert.ok(Math.abs(after.top - before.top) < 120, `Figure 5.5 stays in view: top ${before.top} -> ${after.top}`);
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
 test('language switch: Chinese headings and labels', async () => {
   const { page, problems, close } = await env.open('?c5.lq=2&c5.lk=4#ch5');
   try {

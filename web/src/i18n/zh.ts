@@ -51,7 +51,7 @@ export const zh: Catalog = {
       current: '填入当前矩阵',
       applied: '已应用：Q {lq} × {dq}，K {lk} × {dk}，V {lk} × {dv}。',
       empty: '没有可读取的内容：请先粘贴 JSON 或 CSV。',
-      json: '这不是合法的 JSON：{message}',
+      json: '这不是合法的 JSON：在第 {line} 行第 {col} 列（“{near}”附近）无法继续解析。',
       jsonShape: 'JSON 必须是一个包含 "Q" 和 "K"（可选 "V"）的对象，每一项都是由数字行组成的列表，例如 {"Q": [[1, 0]], "K": [[1, 0]]}。',
       notNumber: '{m} 第 {i} 行第 {j} 列：“{text}” 不是数字。',
       ragged: '{m} 第 {i} 行有 {got} 个数，但第 1 行有 {expected} 个。',
