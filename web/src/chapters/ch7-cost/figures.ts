@@ -17,6 +17,7 @@ import { fixed, sig } from '../../model/format';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { setLabel } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { integer, radios, controlGroup } from '../shared/controls';
 import { type Timing, broadcastAdditive, bytesText, maxAbsDiff, memoryBytes, powersOfTwo, randn } from './model';
@@ -209,7 +210,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     const b = last === undefined ? null : ratio('broadcast', last);
     const f = last === undefined ? null : ratio('fused', last);
     summary.textContent = last !== undefined && b !== null && f !== null ? fill(t.summary, { L: last, b: sig(b), f: sig(f) }) : '';
-    same.textContent = check ? fill(t.same, { diff: check.diff.toExponential(1).replace('-', '\u2212'), L: check.L, bytes: bytesText(check.bytes) }) : '';
+    setLabel(same, check ? fill(t.same, { diff: check.diff.toExponential(1).replace('-', '\u2212'), L: check.L, bytes: bytesText(check.bytes) }) : '');
     if (check) same.dataset.diff = String(check.diff);
   };
 
