@@ -15,7 +15,7 @@ export interface Place {
 /** The block under a line just below the top of the viewport (below a sticky header). */
 export function readerPlace(root: HTMLElement): Place | null {
   if (window.scrollY < 1) return null;
-  const line = (root.querySelector('.site-header')?.getBoundingClientRect().bottom ?? 0) + 16;
+  const line = Math.max(0, root.querySelector('.site-header')?.getBoundingClientRect().bottom ?? 0) + 16;
   const x = Math.min(window.innerWidth - 1, Math.max(0, (root.querySelector('main')?.getBoundingClientRect().left ?? 0) + 24));
   let el = document.elementFromPoint(x, line);
   if (!el || !root.contains(el)) return null;
