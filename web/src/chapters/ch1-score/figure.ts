@@ -9,6 +9,7 @@
 import type { ForwardResult, QkScope, ScoreInfo } from '@qkscope/wasm';
 import { type Catalog, fill } from '../../i18n';
 import { coreMessage } from '../../i18n/core-errors';
+import { labelNodes } from '../../charts/label';
 import { Heatmap } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { MatrixEditor } from '../../widget/matrix-editor';
@@ -83,7 +84,9 @@ export class ScoreFigure {
       for (let n = range.min; n <= range.max; n++) sel.append(h('option', { value: String(n), textContent: String(n) }));
       sel.addEventListener('change', () => store.set(withSizes(store.get(), { [key]: Number(sel.value) })));
       this.sizes.set(key, sel);
-      sizeRow.append(h('label', { className: 'size', htmlFor: sel.id }, h('span', { innerHTML: inline(t[key]) }), sel));
+      // Plain text with a real subscript (not KaTeX, whose visible part is hidden from
+      // assistive technology): the label then names the select ("dq").
+      sizeRow.append(h('label', { className: 'size', htmlFor: sel.id }, h('span', { className: 'size-name' }, ...labelNodes(t[key].replace(/\$/g, ''))), sel));
     }
     const editor = (m: 'q' | 'k' | 'v', symbol: string, title: string) =>
       new MatrixEditor({

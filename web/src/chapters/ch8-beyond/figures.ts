@@ -50,7 +50,9 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const approxHm = new Heatmap('c8-approx');
   softHm.onCellFocus = (cell) => approxHm.highlight(cell);
   approxHm.onCellFocus = (cell) => softHm.highlight(cell);
-  const approxTitle = h('h3');
+  // Titled from the start (the figure draws lazily): never an empty heading.
+  const titleFor = (s: { map: string; m: number }) => fill(t.approxTitle, { map: s.map === 'elu' ? t.elu : `${t.favor}, m = ${s.m}` });
+  const approxTitle = h('h3', { textContent: titleFor(store.get()) });
   const chart = new LineChart('c8-error');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c8-lin-summary');
   let last: { soft: ForwardResult; approx: Matrix; errors: { m: number; err: number }[]; eluErr: number; favorErr: number } | null = null;
@@ -70,7 +72,7 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     last = { soft, approx, errors, eluErr: err(elu), favorErr: err(fav) };
     const masked = s.causal ? (i: number, j: number) => j > i : undefined;
     softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
-    approxTitle.textContent = fill(t.approxTitle, { map: s.map === 'elu' ? t.elu : `${t.favor}, m = ${s.m}` });
+    approxTitle.textContent = titleFor(s);
     approxHm.update(weightsSpec(ctx, approx, approxTitle.textContent, masked));
     const series: LineSeries[] = [
       { id: 'favor', label: t.seriesFavor, color: 1, points: errors.map((e) => ({ x: e.m, y: Math.max(e.err, 1e-6) })) },
