@@ -52,6 +52,11 @@ test('a quick run up to L = 128 fills the chart on its own; Run measures every s
     assert.match(csv, /time,additive,128,/);
     assert.match(csv, /memory_estimate,scoresWeights,4096,134217728,bytes/);
     await fig.screenshot({ path: join(ARTIFACTS, 'ch7-time-desktop.png') });
+    // New settings: a quick run replaces the old timings at once; the chart is never empty.
+    await fig.locator('[data-testid="c7-d-32"]').check();
+    await page.waitForFunction(() => document.querySelector('[data-testid="c7-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
+    assert.match(await fig.locator('[data-testid="c7-status"]').textContent(), /Quick run up to L = 128/);
+    assert.equal(await page.locator('[data-testid="c7-time"] circle.point').count(), (await loadCore()).scoreFunctions.length * 3);
     noProblems(problems);
   } finally {
     await close();

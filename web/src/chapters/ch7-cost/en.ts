@@ -66,7 +66,6 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     preview: 'Quick run up to L = {L} on this device, just now; press Run to measure up to the largest L.',
     notRun: 'Nothing measured yet: press Run (about one to three seconds).',
     done: 'Done: median of {reps} warm runs per point, on this device, just now.',
-    cancelled: 'Settings changed: press Run again.',
     maxL: 'Largest L',
     maxLHint: 'Larger L takes longer; 512 is fine on most phones.',
     d: 'Width d (= d_h for additive)',

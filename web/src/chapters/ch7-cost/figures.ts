@@ -144,16 +144,8 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     h('div', { className: 'panels' }, timeBox, h('div', { className: 'panel' }, h('h3', { textContent: t.memTitle }), memChart.el, memNote)));
   store.on((_, changed) => {
     if (changed.has('d')) drawMemory();
-    if (changed.has('maxL') || changed.has('d')) {
-      if (runButton.disabled) {
-        generation++;
-        runButton.disabled = false;
-        status.textContent = ctx.t.fig1.cancelled;
-        status.dataset.done = 'false';
-      }
-      results = [];
-      drawTime();
-    }
+    // New settings: the old timings no longer apply; a quick run replaces them (never empty).
+    if (changed.has('maxL') || changed.has('d')) void run(PREVIEW_L);
   });
   drawMemory();
   ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_L));
@@ -270,17 +262,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     h('div', { className: 'control run-row' }, runButton, status));
   fig.body.append(controls, summary, same, charts);
   store.on((_, changed) => {
-    if (changed.has('addL') || changed.has('dh')) {
-      if (runButton.disabled) {
-        generation++;
-        runButton.disabled = false;
-        status.textContent = t1.cancelled;
-        status.dataset.done = 'false';
-      }
-      results = [];
-      check = null;
-      draw();
-    }
+    if (changed.has('addL') || changed.has('dh')) void run(PREVIEW_ADD_L);
   });
   ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_ADD_L));
   return fig.el;

@@ -84,7 +84,6 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
     notRun: 'Nothing measured yet: press Run (a few seconds at most).',
     running: 'Measuring… {done} of {total}',
     done: 'Done: median of {reps} warm runs per point, on this device, just now.',
-    cancelled: 'Settings changed: press Run again.',
     label: 'Time in milliseconds against L, log–log',
     axisL: 'L',
     axisMs: 'milliseconds',

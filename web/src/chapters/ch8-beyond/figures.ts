@@ -189,15 +189,8 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       h('div', { className: 'control run-row' }, runButton, status)),
     summary, box);
   store.on((_, ch) => {
-    if (!ch.has('maxL')) return;
-    if (runButton.disabled) {
-      generation++;
-      runButton.disabled = false;
-      status.textContent = t.cancelled;
-      status.dataset.done = 'false';
-    }
-    results = [];
-    draw();
+    // New settings: a quick run replaces the old timings (the chart is never empty).
+    if (ch.has('maxL')) void run(PREVIEW_L);
   });
   ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_L));
   return fig.el;

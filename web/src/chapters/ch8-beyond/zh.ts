@@ -82,7 +82,6 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     notRun: '尚未测量：请按“运行”（最多几秒）。',
     running: '测量中… {done} / {total}',
     done: '完成：每个点取 {reps} 次预热后运行的中位数，在本设备上刚刚测得。',
-    cancelled: '设置已更改：请重新按“运行”。',
     label: '时间（毫秒）随 L 的变化，双对数坐标',
     axisL: 'L',
     axisMs: '毫秒',
