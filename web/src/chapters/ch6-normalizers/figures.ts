@@ -20,7 +20,7 @@ import { labelNodes } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import { tex } from '../shared/rich';
-import { C6_SCORES, gumbelFrequencies, runNorm, softmax, support } from './model';
+import { C6_SCORES, gumbelFrequencies, runNorm, softmaxRow, support } from './model';
 import type { Ch6Spec } from './model';
 import type { Ch6Text } from './en';
 
@@ -131,7 +131,7 @@ export function gumbelFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement {
     const s = store.get();
     const i = Number(s.row) - 1;
     const n = Number(s.samples);
-    data = { freq: gumbelFrequencies(ctx.qk, i, n, s.tau), prob: softmax(C6_SCORES[i]!) };
+    data = { freq: gumbelFrequencies(ctx.qk, i, n, s.tau), prob: softmaxRow(ctx.qk, i) };
     bars.update({
       label: fill(t.chart, { i: i + 1 }), height: 260,
       categories: data.prob.map((_, j) => String(j + 1)), x: { label: t.key }, y: { label: t.share, domain: [0, 1] },
