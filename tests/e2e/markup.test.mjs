@@ -1,7 +1,7 @@
 // tests/e2e/markup.test.mjs — no raw markup reaches the reader, in either language: no
 // literal ** (bold around math once failed), no TeX notation such as L_q, e^H or 2^(-8h/H)
 // in labels, legends, axis titles or tables (they are drawn with real subscripts and
-// superscripts), and figure captions start with a capital after "What to notice.".
+// superscripts), heatmap labels are not scaled down, and figure captions start with a capital after "What to notice.".
 // Scans the visible text of the whole page, outside KaTeX, code and form fields.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,6 +34,12 @@ for (const lang of ['en', 'zh']) {
     const { page, problems, close } = await env.open(lang === 'zh' ? '?lang=zh' : '');
     try {
       assert.deepEqual(await rawText(page), []);
+      // Heatmaps draw their cells to fit, so their labels keep their size (no 5-7 px text).
+      const small = await page.$$eval('.heatmap-svg', (svgs) => svgs
+        .map((s) => ({ id: s.closest('.heatmap').dataset.testid, k: s.getBoundingClientRect().width / Number(s.getAttribute('width')) }))
+        .filter((x) => Number.isFinite(x.k) && x.k < 0.95)
+        .map((x) => `${x.id}: labels at ${(12 * x.k).toFixed(1)} px`));
+      assert.deepEqual(small, []);
       const captions = await page.$$eval('figcaption', (fs) => fs.map((f) => f.querySelector('strong')?.nextSibling?.textContent?.trim() ?? ''));
       // English captions; Chinese has no capitals (and keeps “softmax” lowercase).
       if (lang === 'en') for (const c of captions) assert.doesNotMatch(c, /^[a-z]/, `caption starts with a capital: ${c.slice(0, 40)}`);
