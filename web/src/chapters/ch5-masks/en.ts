@@ -174,7 +174,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
     row2Nan: 'NaN',
     row2Uniform: 'uniform over masked keys',
     row2Zero: 'zeros',
-    summary: 'What happened',
+    summary: 'What happened: ',
     summaryLine: 'masked_fill + softmax in {dtype}: the fill {fill} is stored as {stored}{raises}; {inf} inf in the filled scores; {nan}.',
     summaryRaises: ' (PyTorch would raise an overflow error)',
     summaryNan: 'NaN in row {rows} ({n} cells)',

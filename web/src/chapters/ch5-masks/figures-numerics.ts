@@ -152,7 +152,7 @@ export function precisionFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   frame.body.append(controls,
     h('div', { className: 'panels c5-row c5-prec' }, ...all.map((x, k) => h('div', { className: 'panel' }, titles[k]!, x.el))),
     h('div', { className: 'table-scroll' }, table),
-    h('p', { className: 'hint c5-summary-line' }, `${t.summary}: `, summary));
+    h('p', { className: 'hint c5-summary-line' }, t.summary, summary));
   store.on((_, ch) => (ch.has('dtype') || ch.has('fill')) && draw());
   draw();
   return frame.el;

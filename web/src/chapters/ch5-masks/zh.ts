@@ -173,7 +173,7 @@ NaN 会经过加权求和传到输出，训练时还会传到每一个梯度。q
     row2Nan: 'NaN',
     row2Uniform: '在被屏蔽键上均匀分布',
     row2Zero: '全为 0',
-    summary: '发生了什么',
+    summary: '发生了什么：',
     summaryLine: '在 {dtype} 中 masked_fill 并做 softmax：填充值 {fill} 存为 {stored}{raises}；填充后的分数中有 {inf} 个 inf；{nan}。',
     summaryRaises: '（PyTorch 会报溢出错误）',
     summaryNan: '第 {rows} 行为 NaN（{n} 个单元格）',
