@@ -103,8 +103,9 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
   // The kernels fold scale / tau into the logits before subtracting the row maximum: past
   // the float range a visible key would read as masked (docs/RELIABILITY.md). The core has
   // no such limit, so the call is refused with a pointer to it, as for other normalizers.
-  const auto bound = pl.additive ? qkscope::detail::additive_bound(pl.rows.q, pl.rows.k, pl.rows.add_v)
-                                 : qkscope::detail::dot_rows_bound(pl.rows.q, pl.rows.k);
+  auto bound = pl.additive ? qkscope::detail::additive_bound(pl.rows.q, pl.rows.k, pl.rows.add_v)
+                           : qkscope::detail::dot_rows_bound(pl.rows.q, pl.rows.k);
+  bound.cancellation = pl.rows.cancellation;
   double max_slope = 0;
   for (double s : opt.alibi_slopes) max_slope = std::max(max_slope, s);
   require(qkscope::detail::logits_fold_safe<float>(bound, pl.scale, cfg.temperature, cfg.bias, max_slope, L_q, L_k),

@@ -89,19 +89,19 @@ struct TileOps {
 };
 
 /// exp(x - m) on a row segment with exp(-inf) = 0 exactly. Eigen 3.4's vectorised pexp
-/// clamps its argument at about -88.4 and returns ~3e-39 for -inf, so in general tiles
-/// (keep mask, dense bias) the -inf entries are zeroed afterwards from a copy.
+/// clamps its argument at about -88.4 and returns ~3e-39 for -inf.
+/// Below log(min normal) + 1 it returns the same ~3e-39 for every finite argument too (so a
+/// key 200 below the row maximum kept a weight of 3e-39, times a large value): those
+/// entries, rare, are recomputed with std::exp (0 for -inf, denormal or 0 below), as the
+/// core computes them.
 template <class Seg, class T>
-void exp_shifted(Seg&& x, T m, bool may_have_ninf, Vec<T>& tmp) {
-  if (!may_have_ninf) {
-    x = (x.array() - m).exp().matrix();
-    return;
-  }
+void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp) {
   const Eigen::Index n = x.size();
-  tmp = x.transpose();
-  x = (x.array() - m).exp().matrix();
-  const T ninf = -std::numeric_limits<T>::infinity();
-  for (Eigen::Index c = 0; c < n; ++c) x(c) = tmp(c) == ninf ? T(0) : x(c);
+  tmp = (x.array() - m).matrix().transpose();
+  x = tmp.array().exp().matrix().transpose();
+  const T low = T(std::log(double(std::numeric_limits<T>::min())) + 1.0);
+  for (Eigen::Index c = 0; c < n; ++c)
+    if (!(tmp(c) >= low)) x(c) = std::exp(tmp(c));
 }
 
 }  // namespace qkscope::cpu::detail

@@ -28,6 +28,7 @@ namespace qkscope::detail {
 /// multiplies by scale / tau has norm <= rows.
 struct FormBound {
   double raw = 0, rows = 0;
+  double cancellation = 0;  // DotForm::cancellation
 };
 
 /// Largest row norm of X in double (0 for an empty matrix; inf when X holds inf or NaN).
@@ -61,7 +62,9 @@ FormBound additive_bound(const Mat<T>& a, const Mat<T>& b, const Vec<T>& v) {
 
 template <class T>
 FormBound form_bound(const score::DotForm<T>& f, const Mat<T>& Q, const Mat<T>& K) {
-  return dot_rows_bound(f.q_or(Q), f.k_or(K));
+  FormBound b = dot_rows_bound(f.q_or(Q), f.k_or(K));
+  b.cancellation = f.cancellation;
+  return b;
 }
 template <class T>
 FormBound form_bound(const score::SeparableForm<T>& f, const Mat<T>&, const Mat<T>&) {
@@ -96,7 +99,11 @@ bool logits_fold_safe(const FormBound& fb, double scale, double temperature, con
     s += d;
   }
   const double fold = std::abs(scale) * inv_tau * std::max(fb.rows, 1.0);
-  return s < limit && s * inv_tau < limit && fold < limit;
+  // A form that cancels large terms (score/forms.hpp) must keep its logits' rounding near
+  // the core's: eps * cancellation * scale / tau at most 4e-6 (the tolerance rule's floor is
+  // 1e-6 relative; typical inputs stay near 1e-6 of this bound).
+  const double rounding = double(std::numeric_limits<T>::epsilon()) * fb.cancellation * std::abs(scale) * inv_tau;
+  return s < limit && s * inv_tau < limit && fold < limit && !(rounding > 4e-6);
 }
 
 /// The same check for registered scoring function `score` on Q (L_q, d_q), K (L_k, d_k):

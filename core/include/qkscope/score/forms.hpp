@@ -25,6 +25,10 @@ namespace qkscope::score {
 template <class T>
 struct DotForm {
   Mat<T> q, k;
+  /// Size of the terms the prepared rows' dot products cancel to reach the score (0: none
+  /// beyond the plain dot product's own). A logit then carries about eps * cancellation *
+  /// scale / tau of rounding, which the fast paths check before they run (logit_range.hpp).
+  double cancellation = 0;
   const Mat<T>& q_or(const Mat<T>& Q) const { return q.size() ? q : Q; }
   const Mat<T>& k_or(const Mat<T>& K) const { return k.size() ? k : K; }
 };
@@ -95,6 +99,7 @@ struct KernelRows {
   Mat<T> q, k;
   Vec<T> add_v;
   bool additive = false;
+  double cancellation = 0;  // DotForm::cancellation
   std::function<ScoreGrads<T>(const Mat<T>& dq, const Mat<T>& dk)> back;  // empty: no backward
 };
 
@@ -110,6 +115,7 @@ KernelRows<T> kernel_rows(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>
     r.k = std::move(form.b);
     r.add_v = std::move(form.v);
   } else {
+    if constexpr (requires { form.cancellation; }) r.cancellation = form.cancellation;
     std::tie(r.q, r.k) = dot_rows(form, Q, K, multiple);
     if (backward)
       r.back = [form = std::move(form), Q, K, p](const Mat<T>& dq, const Mat<T>& dk) {

@@ -73,6 +73,10 @@ struct NegSqEuclidean {
     f.k.leftCols(d) = K.rowwise() - mu;
     f.k.col(d).setOnes();
     f.k.col(d + 1) = -f.k.leftCols(d).rowwise().squaredNorm();
+    // 2 qc.kc - |qc|^2 - |kc|^2 cancels to -|q - k|^2: keys in clusters far from their mean
+    // leave rounding of eps (|qc|^2 + |kc|^2); the fast paths defer to the core past a bound.
+    if (Q.rows() && K.rows())
+      f.cancellation = double(-f.q.col(d).minCoeff()) + double(-f.k.col(d + 1).minCoeff());
     return f;
   }
   /// Through the augmented rows (mu is a constant here: f does not change when q and k move
