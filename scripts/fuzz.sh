@@ -6,17 +6,22 @@
 #   scripts/fuzz.sh                    60 s in total (CI: each harness gets the whole time on its own core)
 #   scripts/fuzz.sh --minutes 30       a longer campaign
 #   scripts/fuzz.sh --seconds 20
+#   scripts/fuzz.sh --runs 20000 --seed 1   a fixed, reproducible run (what `npm test` does:
+#                                         the same inputs on every machine, so CI is not flaky)
 # Builds the harnesses with the `sanitize` preset (clang, ASan + UBSan) first.
 # Prints the executions of each harness and their total.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=60
+runs=-1 seed=0
 while (($#)); do
   case $1 in
     --minutes) seconds=$(($2 * 60)); shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    *) echo "fuzz.sh: unknown argument '$1' (use --minutes N or --seconds N)" >&2; exit 2 ;;
+    --runs) runs=$2; seconds=0; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "fuzz.sh: unknown argument '$1' (use --minutes N, --seconds N, --runs N, --seed S)" >&2; exit 2 ;;
   esac
 done
 harnesses=(fuzz_attention fuzz_normalizers)
@@ -29,7 +34,7 @@ pids=()
 for h in "${harnesses[@]}"; do
   mkdir -p "build/fuzz/corpus/$h"
   # -timeout: a single input running past 10 s counts as a hang (a finding).
-  build/sanitize/tests/fuzz/$h -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  build/sanitize/tests/fuzz/$h -max_total_time="$seconds" -runs="$runs" -seed="$seed" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$h-" \
     "build/fuzz/corpus/$h" "tests/fuzz/corpus/$h" >"build/fuzz/$h.log" 2>&1 &
   pids+=($!)
@@ -44,7 +49,7 @@ for k in "${!harnesses[@]}"; do
   fi
   n=$(grep -oP 'stat::number_of_executed_units:\s*\K[0-9]+' "build/fuzz/$h.log" || echo 0)
   rate=$(grep -oP 'stat::average_exec_per_sec:\s*\K[0-9]+' "build/fuzz/$h.log" || echo 0)
-  echo "fuzz: $h: $n executions in ${seconds} s ($rate/s)"
+  echo "fuzz: $h: $n executions ($rate/s)"
   total=$((total + n))
 done
 echo "fuzz: $total executions in total, $([[ $status == 0 ]] && echo "no finding" || echo "FINDINGS")"

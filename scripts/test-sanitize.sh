@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test-sanitize.sh — the C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer
 # (CMake preset `sanitize`: clang, -O1), then a bounded libFuzzer run of every harness
-# (scripts/fuzz.sh; QKSCOPE_FUZZ_SECONDS, default 60). Any sanitizer report fails the step.
+# (scripts/fuzz.sh: QKSCOPE_FUZZ_RUNS inputs per harness, default 20000, from the fixed seed 1,
+# so every machine runs the same inputs). Any sanitizer report or finding fails the step.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${QKSCOPE_JOBS:-$(nproc)}
@@ -11,4 +12,4 @@ fi
 # Only the tests and the harnesses (the benchmark CLI needs no sanitizer run).
 cmake --build --preset sanitize --parallel "$jobs" --target qkscope_tests fuzz_attention fuzz_normalizers
 ctest --preset sanitize "$@"
-bash scripts/fuzz.sh --seconds "${QKSCOPE_FUZZ_SECONDS:-60}"
+bash scripts/fuzz.sh --runs "${QKSCOPE_FUZZ_RUNS:-20000}" --seed 1

@@ -17,7 +17,9 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <cctype>
+#include <tuple>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -214,13 +216,14 @@ Parsed parse_options(const val& opts) {
     if (hidden) {
       // A given additive parameter fixes d_h: a different `hidden` must be blamed on the two
       // of them, not on the default W_q the caller never passed.
-      const std::pair<const char*, Eigen::Index> implied[] = {
-          {"params.v (length)", p.params.v.size()}, {"params.W_q (rows)", p.params.W_q.rows()},
-          {"params.W_k (rows)", p.params.W_k.rows()}, {"params.b (length)", p.params.b.size()}};
-      for (const auto& [what, n] : implied)
-        if (n && n != *hidden && p.score == "additive")
+      // Only parameters the scoring function uses (its registry entry) fix d_h.
+      const std::tuple<const char*, const char*, Eigen::Index> implied[] = {
+          {"v", "params.v (length)", p.params.v.size()}, {"W_q", "params.W_q (rows)", p.params.W_q.rows()},
+          {"W_k", "params.W_k (rows)", p.params.W_k.rows()}, {"b", "params.b (length)", p.params.b.size()}};
+      for (const auto& [key, what, n] : implied)
+        if (n && n != *hidden && std::find(p.used.begin(), p.used.end(), key) != p.used.end())
           fail("hidden = " + std::to_string(*hidden) + " disagrees with " + what + " = " +
-               std::to_string(n) + " (the hidden size d_h of the additive score)");
+               std::to_string(n) + " (the hidden size d_h of the " + p.score + " score)");
       d_h = *hidden;
     }
     else if (p.params.v.size()) d_h = p.params.v.size();
