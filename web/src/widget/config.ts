@@ -98,6 +98,11 @@ function integer(get: Get, name: AttributeName, lo: number, hi: number, fallback
   return fallback;
 }
 
+/** The largest finite float32: the core computes in float32, so a larger entry is not a number it can take. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+/** The smallest normal float32 (a temperature below it underflows in the core). */
+const FLOAT32_MIN_NORMAL = 1.1754943508222875e-38;
+
 /** A rectangular JSON matrix of finite numbers, at most MAX_LEN x MAX_DIM; null if absent or bad. */
 function matrix(get: Get, name: AttributeName, out: ConfigProblem[]): Mat | null {
   const raw = get(name);
@@ -112,9 +117,9 @@ function matrix(get: Get, name: AttributeName, out: ConfigProblem[]): Mat | null
   const ok =
     Array.isArray(m) && m.length >= 1 && m.length <= MAX_LEN &&
     m.every((r) => Array.isArray(r) && r.length >= 1 && r.length <= MAX_DIM && r.length === (m as unknown[][])[0]!.length &&
-      r.every((x) => typeof x === 'number' && Number.isFinite(x)));
+      r.every((x) => typeof x === 'number' && Math.abs(x) <= FLOAT32_MAX));
   if (!ok) {
-    out.push({ attribute: name, given: raw, reason: 'shape', expected: `rows 1..${MAX_LEN} of 1..${MAX_DIM} numbers, all the same length`, used: 'seed' });
+    out.push({ attribute: name, given: raw, reason: 'shape', expected: `rows 1..${MAX_LEN} of 1..${MAX_DIM} numbers within ±3.4e38 (float32), all the same length`, used: 'seed' });
     return null;
   }
   return m as Mat;
@@ -148,8 +153,9 @@ export function parseConfig(get: Get, registry: Registry | null = null): { confi
   const rawT = get('temperature');
   if (rawT !== null) {
     const t = rawT.trim() === '' ? NaN : Number(rawT);
-    if (Number.isFinite(t) && t > 0) temperature = t;
-    else p.push({ attribute: 'temperature', given: rawT, reason: 'positive', expected: '> 0', used: '1' });
+    // float32's range: a larger tau is +inf and a smaller one 0 in the core's precision.
+    if (t >= FLOAT32_MIN_NORMAL && t <= FLOAT32_MAX) temperature = t;
+    else p.push({ attribute: 'temperature', given: rawT, reason: 'positive', expected: '> 0 and <= 3.4e38 (float32)', used: '1' });
   }
 
   // Given matrices fix the shapes; otherwise d, lq, lk (defaults 4, 3, 3) and the seed do.
