@@ -139,6 +139,13 @@ bool tiled_supported(const AttentionConfig<T>& cfg) {
 
 namespace detail {
 
+/// A temperature the tiled kernels can divide by in T. Any other goes to the core, which
+/// reports it (or an earlier fault of the same call) in its own order of checks.
+template <class T>
+bool usable_temperature(double tau) {
+  return tau > 0 && std::isfinite(tau) && T(tau) > T(0) && std::isfinite(double(T(tau)));
+}
+
 template <class M>
 bool finite(const M& m) {
   return m.array().isFinite().all();
@@ -168,7 +175,7 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
     }
     return r;
   };
-  if (!tiled_supported(cfg)) return core_forward();
+  if (!tiled_supported(cfg) || !detail::usable_temperature<T>(cfg.temperature)) return core_forward();
   // Not a structured binding: clang 14 cannot capture those in the lambdas below.
   const auto prepared = detail::prepare(heads, params, cfg, opt);
   const double scale = prepared.first;
@@ -216,7 +223,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
     }
     return out;
   };
-  if (!tiled_supported(cfg)) return core_backward();
+  if (!tiled_supported(cfg) || !usable_temperature<T>(cfg.temperature)) return core_backward();
   // Not a structured binding: clang 14 cannot capture those in the lambdas below.
   const auto prepared = prepare(heads, params, cfg, opt);
   const double scale = prepared.first;
