@@ -82,14 +82,7 @@ Config parse(int argc, char** argv) {
   }
   const qkbench::Preset* p = qkbench::find_preset(c.preset);
   if (!p) die("unknown preset '" + c.preset + "' (known: " + qkbench::preset_names(", ") + ")");
-  c.score = p->score;
-  c.heads = p->heads;
-  c.len = p->len;
-  c.dim = p->dim;
-  c.d_h = p->d_h;
-  c.causal = p->causal;
-  c.backward = c.backward || p->backward;
-  if (p->repeats) c.repeats = p->repeats;
+  qkbench::apply_preset(*p, c);
   c.mem_budget_mb = p->mem_budget_mb;
   for (const auto& [k, v] : opt) {
     if (k == "--score") c.score = v;

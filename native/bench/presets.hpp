@@ -46,4 +46,18 @@ inline const Preset* find_preset(std::string_view name) {
   return nullptr;
 }
 
+/// Copies preset p's shape into a driver's config (the CPU and CUDA drivers' Config types
+/// share these fields); options given after --preset override it.
+template <class Config>
+void apply_preset(const Preset& p, Config& c) {
+  c.score = p.score;
+  c.heads = p.heads;
+  c.len = p.len;
+  c.dim = p.dim;
+  c.d_h = p.d_h;
+  c.causal = p.causal;
+  c.backward = c.backward || p.backward;
+  if (p.repeats) c.repeats = p.repeats;
+}
+
 }  // namespace qkbench

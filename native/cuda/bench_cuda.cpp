@@ -83,14 +83,7 @@ Config parse(int argc, char** argv) {
   if (opt.count("--preset")) c.preset = opt["--preset"];
   const qkbench::Preset* p = qkbench::find_preset(c.preset);
   if (!p) die("unknown preset '" + c.preset + "' (known: " + qkbench::preset_names(", ") + ")");
-  c.score = p->score;
-  c.heads = p->heads;
-  c.len = p->len;
-  c.dim = p->dim;
-  c.d_h = p->d_h;
-  c.causal = p->causal;
-  c.backward = c.backward || p->backward;
-  if (p->repeats) c.repeats = p->repeats;
+  qkbench::apply_preset(*p, c);
   if (c.score == "additive") c.check_rows = 4;  // its plain-loop reference costs d_h (d_q + d_k) per pair
   for (const auto& [k, v] : opt) {
     if (k == "--preset") continue;
