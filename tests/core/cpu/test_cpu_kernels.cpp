@@ -55,15 +55,8 @@ TEMPLATE_LIST_TEST_CASE("tiled forward and backward match the double reference a
   for (const Size& s : kSizes)
     for (const auto& [mask_name, mask] : qktest::mask_cases(s.L_q, s.L_k, kTile, kTile))
       for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
-        const MatrixD Q = qktest::randn(rng, s.L_q, s.d), K = qktest::randn(rng, s.L_k, s.d),
-                      V = qktest::randn(rng, s.L_k, s.d_v), G = qktest::randn(rng, s.L_q, s.d_v);
-        auto p64 = init_params<double>(score, s.d, s.d, 3, 11);
-        if (p64.b.size()) p64.b = qktest::randn_vec(rng, 3, 0.3);
-        const auto p32 = p64.cast<float>();
-        const auto c64 = qktest::config_case<double>(score, mask, bias_kind, s.L_q, s.L_k);
-        const auto c32 = qktest::config_case<float>(score, mask, bias_kind, s.L_q, s.L_k);
-        const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>(),
-                     Gf = G.cast<float>();
+        const auto sc = qktest::score_case(score, s.L_q, s.L_k, s.d, s.d_v, mask, bias_kind, rng);
+        const auto& [Q, K, V, G, Qf, Kf, Vf, Gf, p64, p32, c64, c32] = sc;
         INFO("score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k << " d=" << s.d
                       << " d_v=" << s.d_v << ", mask " << mask_name << ", bias kind " << bias_kind);
 

@@ -91,4 +91,35 @@ qkscope::AttentionConfig<T> config_case(const std::string& score, const qkscope:
   return c;
 }
 
+/// One seeded case of `score` in double (the reference's) and float (the path under test):
+/// Q (L_q, d), K (L_k, d), V (L_k, d_v), G = dL/dO (L_q, d_v), parameters (d_h = 3) and
+/// config_case's configuration. Draws from rng in this order, so suites stay reproducible.
+struct ScoreCase {
+  qkscope::MatrixD Q, K, V, G;
+  qkscope::Matrix Qf, Kf, Vf, Gf;
+  qkscope::ScoreParams<double> p64;
+  qkscope::ScoreParams<float> p32;
+  qkscope::AttentionConfig<double> c64;
+  qkscope::AttentionConfig<float> c32;
+};
+
+inline ScoreCase score_case(const std::string& score, Eigen::Index L_q, Eigen::Index L_k, Eigen::Index d,
+                            Eigen::Index d_v, const qkscope::MaskSpec& mask, int bias_kind, qkscope::detail::Rng& rng) {
+  ScoreCase c;
+  c.Q = randn(rng, L_q, d);
+  c.K = randn(rng, L_k, d);
+  c.V = randn(rng, L_k, d_v);
+  c.G = randn(rng, L_q, d_v);
+  c.p64 = qkscope::init_params<double>(score, d, d, 3, 11);
+  if (c.p64.b.size()) c.p64.b = randn_vec(rng, 3, 0.3);
+  c.p32 = c.p64.cast<float>();
+  c.c64 = config_case<double>(score, mask, bias_kind, L_q, L_k);
+  c.c32 = config_case<float>(score, mask, bias_kind, L_q, L_k);
+  c.Qf = c.Q.cast<float>();
+  c.Kf = c.K.cast<float>();
+  c.Vf = c.V.cast<float>();
+  c.Gf = c.G.cast<float>();
+  return c;
+}
+
 }  // namespace qktest
