@@ -95,10 +95,16 @@ LinearResult<T> linear_attention_forward(const Mat<T>& Q, const Mat<T>& K, const
     r.denominator(i) = den;
     if (den > T(0)) r.output.row(i).noalias() = (r.q_features.row(i) * S) / den;
   };
-  if (!cfg.causal) {
+  if (!cfg.causal) {  // two GEMMs: (phi(K)^T V), then phi(Q) times it
     const Mat<T> S = r.k_features.transpose() * V;                      // (m, d_v)
     const Vec<T> z = r.k_features.colwise().sum().transpose();          // (m)
-    for (Eigen::Index i = 0; i < L_q; ++i) finish(i, S, z);
+    r.output.noalias() = r.q_features * S;
+    r.denominator.noalias() = r.q_features * z;
+    for (Eigen::Index i = 0; i < L_q; ++i) {
+      const T den = r.denominator(i);
+      if (den > T(0)) r.output.row(i) /= den;
+      else r.output.row(i).setZero();
+    }
     return r;
   }
   const Eigen::Index o = detail::diagonal_offset(cfg, L_q, L_k);

@@ -14,7 +14,8 @@
 // Stabiliser: each query row's features are divided by exp(its largest exponent), all keys'
 // by exp(the largest exponent over all keys). Both are constant factors of numerator and
 // denominator of O_i, so they cancel exactly; the largest feature is then 1/sqrt(m), so
-// nothing overflows, and features more than ~87 (float) below the largest underflow to 0.
+// nothing overflows, and features more than ~87 (float) below the largest underflow to 0
+// (flushed to exactly 0 below the smallest normal: no subnormal arithmetic).
 // The factors are treated as constants in the backward pass, which is exact for O.
 #pragma once
 
@@ -127,8 +128,12 @@ Mat<T> favor_exponents(const FeatureMap<T>& phi, const Mat<T>& X) {
 template <class T>
 Mat<T> apply_features(const FeatureMap<T>& phi, const Mat<T>& X, bool per_row, const char* name) {
   detail::check_features(phi, X, name);
+  // Vectorised exp (Eigen's pexp clamps its argument near -88 in float and returns ~1e-39
+  // for anything below, so arguments under the smallest normal's log are flushed to 0).
+  const T lo = std::log(std::numeric_limits<T>::min());
+  const auto exp0 = [lo](const auto& A) { return (A < lo).select(T(0), A.exp()); };
   if (phi.kind == FeatureKind::elu)
-    return X.unaryExpr([](T x) { return x > T(0) ? x + T(1) : T(std::exp(x)); });
+    return (X.array() > T(0)).select(X.array() + T(1), exp0(X.array())).matrix();
   Mat<T> E = favor_exponents(phi, X);
   const T inv_sqrt_m = T(1) / std::sqrt(T(phi.W.rows()));
   if (per_row) {
@@ -136,7 +141,7 @@ Mat<T> apply_features(const FeatureMap<T>& phi, const Mat<T>& X, bool per_row, c
   } else {
     E.array() -= E.maxCoeff();
   }
-  return (E.array().exp() * inv_sqrt_m).matrix();
+  return (exp0(E.array()) * inv_sqrt_m).matrix();
 }
 
 /// dL/dX given dL/dF for F = apply_features(phi, X, ...) (stabiliser held constant):
