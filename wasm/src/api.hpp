@@ -53,6 +53,11 @@ inline std::string js_names(std::string msg) {
       {"X_kv", "keyValue"},
       {"X_q", "query"},
       {"grad_output", "gradOutput"},
+      {"o_b (shape of o_a)", "b.output (shape of a.output)"},
+      {"o_a", "a.output"},
+      {"o_b", "b.output"},
+      {"lse_a", "a.logsumexp"},
+      {"lse_b", "b.logsumexp"},
   };
   for (const auto& [from, to] : kNames)
     for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))

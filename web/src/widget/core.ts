@@ -49,6 +49,15 @@ function wrap(core: any): QkScope {
     precisionSoftmax: () => {
       throw new Error('precisionSoftmax is not in the widget build of qkscope; use wasm/qkscope.js');
     },
+    linearAttention: () => {
+      throw new Error('linearAttention is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
+    mergeStates: () => {
+      throw new Error('mergeStates is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
+    sparsePattern: () => {
+      throw new Error('sparsePattern is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
   } satisfies QkScope);
 }
 
