@@ -358,6 +358,31 @@ export interface SparsePatternOptions {
   causalAlignment?: CausalAlignment;
 }
 
+/**
+ * T5's bucketed relative positions (Raffel et al. 2020): r = j - (i + o), o the alignment's diagonal
+ * offset (as for ALiBi and the causal mask). Bidirectional: half the buckets for r <= 0, half for r > 0;
+ * causal: r > 0 shares bucket 0. In each half of n buckets the first n/2 distances are exact, the rest
+ * logarithmic up to maxDistance; farther distances share the last bucket.
+ */
+export interface T5BucketOptions {
+  /** Number of buckets >= 2; default 32 (T5). */
+  numBuckets?: number;
+  /** Distance >= 1 where the logarithmic buckets end; default 128 (T5). */
+  maxDistance?: number;
+  /** true (default) for encoders, false for causal decoders. */
+  bidirectional?: boolean;
+}
+
+/** Options of `QkScope.t5Buckets`. */
+export interface T5BucketMatrixOptions extends T5BucketOptions {
+  /** L_q >= 0. */
+  queries: number;
+  /** L_k >= 0; default L_q. */
+  keys?: number;
+  /** Diagonal alignment o for L_q != L_k; default 'top_left'. */
+  causalAlignment?: CausalAlignment;
+}
+
 export interface QkScope {
   /** Multi-head attention with seeded projections (GQA/MQA by index mapping, ALiBi, per-sequence key lengths). Throws RangeError on bad input. */
   multiHeadForward(options: MultiHeadOptions): MultiHeadResult;
@@ -373,6 +398,8 @@ export interface QkScope {
   mergeStates(a: AttentionState, b: AttentionState): { output: Matrix; logsumexp: Float32Array };
   /** Keep mask (L_q, L_k) of a window + global + random pattern, entries 1 (keep) or 0; pass it as `mask` to `forward`. */
   sparsePattern(options: SparsePatternOptions): Matrix;
+  /** Bucket index (0 ... numBuckets - 1) of every (query, key) pair, (L_q, L_k). Throws RangeError for numBuckets < 2 or maxDistance < 1. */
+  t5Buckets(options: T5BucketMatrixOptions): Matrix;
   /** Version of the core. */
   readonly version: string;
   /** The registry of scoring functions, in tutorial order. */

@@ -49,6 +49,7 @@ function wrap(core) {
     linearAttention: (options) => core.linearAttention(options),
     mergeStates: (a, b) => core.mergeStates(a, b),
     sparsePattern: (options) => core.sparsePattern(options),
+    t5Buckets: (options) => core.t5Buckets(options),
   });
 }
 

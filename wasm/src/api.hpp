@@ -58,6 +58,8 @@ inline std::string js_names(std::string msg) {
       {"o_b", "b.output"},
       {"lse_a", "a.logsumexp"},
       {"lse_b", "b.logsumexp"},
+      {"t5.num_buckets", "numBuckets"},
+      {"t5.max_distance", "maxDistance"},
   };
   for (const auto& [from, to] : kNames)
     for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))

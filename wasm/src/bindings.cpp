@@ -3,6 +3,7 @@
 #include "api.hpp"
 #include "api_extras.hpp"
 #include "api_linear.hpp"
+#include "api_positions.hpp"
 
 EMSCRIPTEN_BINDINGS(qkscope) {
   using namespace qkscope::wasm;
@@ -17,4 +18,5 @@ EMSCRIPTEN_BINDINGS(qkscope) {
   emscripten::function("linearAttention", &js_linear_attention);
   emscripten::function("mergeStates", &js_merge_states);
   emscripten::function("sparsePattern", &js_sparse_pattern);
+  emscripten::function("t5Buckets", &js_t5_buckets);
 }

@@ -58,6 +58,9 @@ function wrap(core: any): QkScope {
     sparsePattern: () => {
       throw new Error('sparsePattern is not in the widget build of qkscope; use wasm/qkscope.js');
     },
+    t5Buckets: () => {
+      throw new Error('t5Buckets is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
   } satisfies QkScope);
 }
 
