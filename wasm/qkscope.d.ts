@@ -156,10 +156,18 @@ export interface ForwardOptions {
    */
   alibiSlope?: number;
   /**
-   * Relative-position bias table r of odd length 2R+1: s <- s + r[clip(j - i, -R, R) + R]
-   * (Shaw et al. 2018; T5's table without buckets). Learnable: see BackwardResult.dRelativeBias.
+   * Relative-position bias table r of odd length 2R+1: s <- s + r[clip(j - (i + o), -R, R) + R],
+   * o the causal alignment's diagonal offset as for ALiBi (Shaw et al. 2018; a table without
+   * buckets). Learnable: see BackwardResult.dRelativeBias.
    */
   relativeBias?: VectorLike;
+  /**
+   * T5 bucketing of relative positions (Raffel et al. 2020; see `t5Buckets`); needs `t5Table`.
+   * s <- s + t5Table[bucket(j - (i + o))].
+   */
+  t5?: T5BucketOptions;
+  /** T5 bias per bucket, numBuckets entries. Learnable: see BackwardResult.dT5Table. */
+  t5Table?: VectorLike;
 }
 
 export interface ForwardResult {
@@ -206,6 +214,8 @@ export interface BackwardResult {
   dBias?: Matrix;
   /** dL/d relativeBias, (2R+1); present when `relativeBias` was given. */
   dRelativeBias?: Float32Array;
+  /** dL/d t5Table, (numBuckets); present when `t5` was given. */
+  dT5Table?: Float32Array;
 }
 
 /** Options of `QkScope.multiHeadForward` (Vaswani et al. 2017, §3.2.2; GQA: Ainslie et al. 2023). */

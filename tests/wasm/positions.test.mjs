@@ -33,3 +33,35 @@ test('t5Buckets errors are RangeErrors naming the option', () => {
   bad({ queries: 2, causalAlignment: 'middle' }, /causalAlignment must be 'top_left' or 'bottom_right'/);
   bad({ queries: 2, bucket: 3 }, /unknown option 'bucket'/);
 });
+
+test('forward: relativeBias and t5 follow the alignment; backward returns dT5Table', () => {
+  // KV-cache decoding: one query after 4 cached keys, zero scores so the logits are the bias.
+  const query = [[0, 0]];
+  const key = Array.from({ length: 5 }, () => [1, 1]);
+  const value = key;
+  const relativeBias = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const br = qk.forward({ query, key, value, relativeBias, causalAlignment: 'bottom_right' });
+  const tl = qk.forward({ query, key, value, relativeBias });
+  assert.deepEqual(Array.from(br.scores.data), [0, 1, 2, 3, 4], 'offsets -4 ... 0 -> r[0 ... 4]');
+  assert.deepEqual(Array.from(tl.scores.data), [4, 5, 6, 7, 8], 'offsets 0 ... 4 -> r[4 ... 8]');
+  const t5 = { numBuckets: 8, maxDistance: 4 };
+  const t5Table = [0, 1, 2, 3, 4, 5, 6, 7];
+  const b5 = qk.forward({ query, key, value, t5, t5Table, causalAlignment: 'bottom_right' });
+  const buckets = qk.t5Buckets({ queries: 1, keys: 5, causalAlignment: 'bottom_right', ...t5 });
+  assert.deepEqual(Array.from(b5.scores.data), Array.from(buckets.data));
+  const g = qk.backward({ query, key, value, t5, t5Table, causalAlignment: 'bottom_right' }, [[1, 0]]);
+  assert.equal(g.dT5Table.length, 8);
+  // Sum of dL/dz over a row is 0 for softmax, so the table's gradient sums to 0.
+  assert.ok(Math.abs(g.dT5Table.reduce((a, x) => a + x, 0)) < 1e-6);
+});
+
+test('forward: T5 option errors name the option', () => {
+  const X = [[1, 0], [0, 1]];
+  const bad = (opts, re) => assert.throws(() => qk.forward({ query: X, key: X, value: X, ...opts }), (e) => e instanceof RangeError && re.test(e.message), String(re));
+  bad({ t5: { numBuckets: 1 }, t5Table: [0] }, /t5\.numBuckets must be >= 2, got 1/);
+  bad({ t5: { numBuckets: 4, maxDistance: 0 }, t5Table: [0, 0, 0, 0] }, /t5\.maxDistance must be >= 1, got 0/);
+  bad({ t5: { numBuckets: 4 }, t5Table: [0, 0, 0] }, /t5Table must have num_buckets = 4 entries, got 3/);
+  bad({ t5Table: [0, 0] }, /t5Table is set but t5 \(the bucketing\) is not/);
+  bad({ t5: { buckets: 4 } }, /t5: unknown option 'buckets'/);
+  bad({ relativeBias: [0, 0] }, /relativeBias must have odd length 2R\+1, got 2/);
+});

@@ -58,6 +58,10 @@ inline std::string js_names(std::string msg) {
       {"o_b", "b.output"},
       {"lse_a", "a.logsumexp"},
       {"lse_b", "b.logsumexp"},
+      {"bias.t5_table is set but bias.t5 (the bucketing) is not", "t5Table is set but t5 (the bucketing) is not"},
+      {"bias.t5_table", "t5Table"},
+      {"bias.t5.num_buckets", "t5.numBuckets"},
+      {"bias.t5.max_distance", "t5.maxDistance"},
       {"t5.num_buckets", "numBuckets"},
       {"t5.max_distance", "maxDistance"},
   };
@@ -107,7 +111,8 @@ val guarded(const char* fn, F&& body) {
 const char* const kForwardKeys[] = {"query", "key", "value", "score", "params", "seed",
                                     "hidden", "scale", "temperature", "keyLength", "causal",
                                     "causalAlignment", "window", "bias", "mask", "normalizer",
-                                    "softcap", "alibiSlope", "relativeBias"};
+                                    "softcap", "alibiSlope", "relativeBias", "t5", "t5Table"};
+const char* const kT5OptionKeys[] = {"numBuckets", "maxDistance", "bidirectional"};
 
 /// Fails on a key that is neither in kForwardKeys nor a normalizer option (typos such as
 /// 'temprature'), listing the known ones.
@@ -292,6 +297,17 @@ Parsed parse_options(const val& opts) {
       fail("relativeBias must have odd length 2R+1 (R >= 0), got length " +
            std::to_string(cfg.bias.relative.size()));
   }
+  if (const val t = opts["t5"]; !absent(t)) {
+    if (!is_object(t) || t.isArray())
+      fail("t5 must be an object {numBuckets, maxDistance, bidirectional}, got " + describe(t));
+    reject_unknown_keys(t, "t5", kT5OptionKeys);
+    T5Buckets b;
+    if (!absent(t["numBuckets"])) b.num_buckets = int(integer(t["numBuckets"], "t5.numBuckets", -kMaxIndex, kMaxIndex));
+    if (!absent(t["maxDistance"])) b.max_distance = int(integer(t["maxDistance"], "t5.maxDistance", -kMaxIndex, kMaxIndex));
+    if (!absent(t["bidirectional"])) b.bidirectional = boolean(t["bidirectional"], "t5.bidirectional");
+    cfg.bias.t5 = b;
+  }
+  if (const val t = opts["t5Table"]; !absent(t)) cfg.bias.t5_table = to_vector(t, "t5Table");
   return p;
 }
 
@@ -337,6 +353,7 @@ val js_backward(val opts, val grad_output) {
     o.set("dTemperature", g.dtemperature);
     if (p.cfg.bias.dense.size()) o.set("dBias", to_js(g.ddense));
     if (p.cfg.bias.relative.size()) o.set("dRelativeBias", to_js(g.drelative));
+    if (p.cfg.bias.t5) o.set("dT5Table", to_js(g.dt5_table));
     return o;
   });
 }

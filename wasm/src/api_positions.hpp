@@ -4,7 +4,7 @@
 #pragma once
 
 #include "api.hpp"
-#include "qkscope/bias/t5_buckets.hpp"
+#include "qkscope/bias/bias.hpp"
 
 namespace qkscope::wasm {
 namespace {

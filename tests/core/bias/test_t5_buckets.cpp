@@ -3,7 +3,7 @@
 // rule, its structure (exact half, logarithmic half, cap), degenerate sizes, and errors.
 #include <catch2/catch.hpp>
 
-#include "qkscope/bias/t5_buckets.hpp"
+#include "qkscope/bias/bias.hpp"
 #include "reference/t5.hpp"
 
 using namespace qkscope;

@@ -13,13 +13,20 @@
 // Degenerate sizes are defined rather than NaN: with n/2 = 0 (num_buckets 2 or 3,
 // bidirectional) each side is one bucket; with max_distance <= n/2 every non-exact distance
 // goes to the last bucket.
+// POD and Eigen-free, like the pipeline functors (pipeline/), so CUDA device code can bucket too.
 #pragma once
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
-#include "qkscope/detail/check.hpp"
-#include "qkscope/types.hpp"
+#ifndef QKSCOPE_HOST_DEVICE
+#if defined(__CUDACC__)
+#define QKSCOPE_HOST_DEVICE __host__ __device__
+#else
+#define QKSCOPE_HOST_DEVICE
+#endif
+#endif
 
 namespace qkscope {
 
@@ -59,21 +66,11 @@ namespace detail {
 
 /// Throws std::invalid_argument naming `name` for num_buckets < 2 or max_distance < 1.
 inline void validate_t5(const T5Buckets& b, const std::string& name) {
-  require(b.num_buckets >= 2, name + ".num_buckets must be >= 2, got " + std::to_string(b.num_buckets));
-  require(b.max_distance >= 1, name + ".max_distance must be >= 1, got " + std::to_string(b.max_distance));
+  if (b.num_buckets < 2)
+    throw std::invalid_argument(name + ".num_buckets must be >= 2, got " + std::to_string(b.num_buckets));
+  if (b.max_distance < 1)
+    throw std::invalid_argument(name + ".max_distance must be >= 1, got " + std::to_string(b.max_distance));
 }
 
 }  // namespace detail
-
-/// The (L_q, L_k) bucket index of every pair with diagonal offset o (for display and tests).
-/// Throws std::invalid_argument for bad bucketing parameters.
-inline Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> t5_bucket_matrix(
-    const T5Buckets& b, Eigen::Index L_q, Eigen::Index L_k, Eigen::Index offset) {
-  detail::validate_t5(b, "t5");
-  Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> out(L_q, L_k);
-  for (Eigen::Index i = 0; i < L_q; ++i)
-    for (Eigen::Index j = 0; j < L_k; ++j) out(i, j) = b.bucket(j - (i + offset));
-  return out;
-}
-
 }  // namespace qkscope

@@ -5,7 +5,8 @@
 // This is the operation behind split-KV decoding (Flash-Decoding, Dao et al. 2023),
 // sequence/ring parallel attention (Liu et al. 2023) and FlashInfer's "attention states"
 // (Ye et al. 2025, §2.2, the ⊕ operator); inside one kernel it is the online-softmax update
-// (Milakov & Gimelshein 2018), where the tiled kernels call merge_scales() below.
+// (Milakov & Gimelshein 2018): the tiled CPU kernels and the CUDA kernels' online softmax
+// call the same merge_scales() (merge/scales.hpp) that this merge is built on.
 // Both exponents are taken relative to the larger lse, so nothing overflows. An empty
 // partition (lse = -inf, o = 0: no visible key, attention.hpp's rule) is the identity, and
 // is handled without arithmetic so the other state comes back bit for bit; two empty
@@ -18,42 +19,10 @@
 #include <utility>
 
 #include "qkscope/detail/check.hpp"
-#include "qkscope/tile/host_device.hpp"
+#include "qkscope/merge/scales.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope {
-
-/// Shared max and the factor that brings each of two log-domain values to it:
-/// m = max(x_a, x_b), alpha_a = e^{x_a - m}, alpha_b = e^{x_b - m}. With both -inf the
-/// shift is 0 (not -inf - -inf = NaN) and both factors are 0.
-template <class T>
-struct MergeScales {
-  T m, alpha_a, alpha_b;
-};
-
-template <class T>
-QKSCOPE_HOST_DEVICE inline MergeScales<T> merge_scales(T x_a, T x_b) {
-  const T m = tile::max_(x_a, x_b);
-  const T s = m == tile::neg_inf<T>() ? T(0) : m;
-  return {m, tile::exp_(x_a - s), tile::exp_(x_b - s)};
-}
-
-/// Weights of the two normalised outputs and the merged lse of one row.
-template <class T>
-struct MergeWeights {
-  T lse, w_a, w_b;
-};
-
-/// One row of the merge: lse = m + log(alpha_a + alpha_b), w = alpha / (alpha_a + alpha_b).
-/// An empty side gets weight exactly 0 and the other exactly 1, with lse unchanged.
-template <class T>
-QKSCOPE_HOST_DEVICE inline MergeWeights<T> merge_weights(T lse_a, T lse_b) {
-  if (lse_b == tile::neg_inf<T>()) return {lse_a, lse_a == tile::neg_inf<T>() ? T(0) : T(1), T(0)};
-  if (lse_a == tile::neg_inf<T>()) return {lse_b, T(0), T(1)};
-  const MergeScales<T> s = merge_scales(lse_a, lse_b);
-  const T sum = s.alpha_a + s.alpha_b;  // in [1, 2]: no cancellation, no overflow
-  return {s.m + tile::log_(sum), s.alpha_a / sum, s.alpha_b / sum};
-}
 
 /// An attention result restricted to what merging needs.
 template <class T>
