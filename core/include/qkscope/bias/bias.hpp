@@ -34,12 +34,14 @@ struct BiasSpec {
   /// Relative-position table r of odd length 2R+1: bias r[clip(j - (i + o), -R, R) + R],
   /// o the mask's diagonal offset (as for ALiBi). Learnable.
   Vec<T> relative;
-  /// T5 bucketing (bias/t5_buckets.hpp); with it, t5_table holds one learnable bias per
-  /// bucket: s <- s + t5_table[bucket(j - (i + o))] (Raffel et al. 2020, §2.1).
-  std::optional<T5Buckets> t5;
-  Vec<T> t5_table;  // (num_buckets)
   /// Dense additive bias (L_q, L_k); entries may be -inf (masked), never NaN or +inf.
   Mat<T> dense;
+  /// T5 bucketing (bias/t5_buckets.hpp); with it, t5_table holds one learnable bias per
+  /// bucket: s <- s + t5_table[bucket(j - (i + o))] (Raffel et al. 2020, §2.1). Applied
+  /// after the relative table, before the dense bias. (Last here so that brace
+  /// initialisation {softcap, alibi_slope, relative, dense} keeps its meaning.)
+  std::optional<T5Buckets> t5;
+  Vec<T> t5_table;  // (num_buckets)
 };
 
 /// ALiBi slopes for n heads, head h gets slopes[h]. For n a power of two the geometric
