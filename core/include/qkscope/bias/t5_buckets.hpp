@@ -52,10 +52,11 @@ struct T5Buckets {
     // T5's order: log(float(r) / exact) / log(max_distance / exact) * (n - exact), fp32.
 #if defined(__CUDA_ARCH__)
     const float l = logf(float(r) / float(exact));
+    const float span = float(::log(double(max_distance) / double(exact)));
 #else
     const float l = std::log(float(r) / float(exact));
-#endif
     const float span = float(std::log(double(max_distance) / double(exact)));
+#endif
     const float x = l / span * float(n - exact);
     const long long large = exact + (long long)(x);  // truncation toward zero, like .to(long)
     return ret + int(large < n - 1 ? large : n - 1);
