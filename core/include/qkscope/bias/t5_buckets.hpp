@@ -16,17 +16,10 @@
 // POD and Eigen-free, like the pipeline functors (pipeline/), so CUDA device code can bucket too.
 #pragma once
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
-#ifndef QKSCOPE_HOST_DEVICE
-#if defined(__CUDACC__)
-#define QKSCOPE_HOST_DEVICE __host__ __device__
-#else
-#define QKSCOPE_HOST_DEVICE
-#endif
-#endif
+#include "qkscope/pipeline/host_device.hpp"
 
 namespace qkscope {
 
@@ -50,13 +43,8 @@ struct T5Buckets {
     if (r < exact) return ret + int(r);
     if (exact == 0 || max_distance <= exact) return ret + n - 1;
     // T5's order: log(float(r) / exact) / log(max_distance / exact) * (n - exact), fp32.
-#if defined(__CUDA_ARCH__)
-    const float l = logf(float(r) / float(exact));
-    const float span = float(::log(double(max_distance) / double(exact)));
-#else
-    const float l = std::log(float(r) / float(exact));
-    const float span = float(std::log(double(max_distance) / double(exact)));
-#endif
+    const float l = pipeline::log_(float(r) / float(exact));
+    const float span = float(pipeline::log_(double(max_distance) / double(exact)));
     const float x = l / span * float(n - exact);
     const long long large = exact + (long long)(x);  // truncation toward zero, like .to(long)
     return ret + int(large < n - 1 ? large : n - 1);
