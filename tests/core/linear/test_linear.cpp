@@ -240,3 +240,45 @@ TEST_CASE("linear attention rejects bad input with errors naming the argument", 
   CHECK_THROWS_WITH(linear_attention_backward<float>(Q, K, V, phi, {}, f, Matrix::Ones(3, 2)),
                     Contains("grad_output must have shape (2, 2)"));
 }
+
+TEST_CASE("linear attention: finite inputs that overflow float throw naming the input, never NaN", "[linear][errors]") {
+  using Catch::Matchers::Contains;
+  Matrix Q(1, 2), K(2, 2), V(2, 1), G(1, 1);
+  Q << 1e20f, 1e20f;
+  K << 1e20f, 1e20f, 1, 1;
+  V << 1, 2;
+  G << 1;
+  const auto elu = elu_features<float>();
+  for (const bool causal : {false, true}) {
+    LinearConfig c;
+    c.causal = causal;
+    // elu + 1 grows linearly: phi(q) . z = 2e40 overflows float.
+    CHECK_THROWS_WITH(linear_attention_forward<float>(Q, K, V, elu, c),
+                      Contains("query row 0 overflows the normaliser"));
+  }
+  // FAVOR+: |x|^2 = 2e60 overflows float; named for the query and for the key.
+  const auto favor = favor_features<float>(16, 2, 0);
+  Matrix big(1, 2), bigK(2, 2), small = Matrix::Ones(1, 2);
+  big << 1e30f, 1e30f;
+  bigK << 1e30f, 1e30f, 1, 1;
+  CHECK_THROWS_WITH(linear_attention_forward<float>(big, bigK, V, favor),
+                    Contains("query row 0 overflows the FAVOR+ feature map"));
+  CHECK_THROWS_WITH(linear_attention_forward<float>(small, bigK, V, favor),
+                    Contains("key row 0 overflows the FAVOR+ feature map"));
+  // S = sum_j phi(k_j) v_j^T overflows for values near the float maximum...
+  const Matrix Qs = Matrix::Ones(1, 2), Ks = Matrix::Ones(2, 2);
+  const Matrix Vhuge = Matrix::Constant(2, 1, 3e38f);
+  CHECK_THROWS_WITH(linear_attention_forward<float>(Qs, Ks, Vhuge, elu), Contains("value: the key-value state"));
+  // ...but 1e37 is representable: equal values average to exactly themselves, gradients finite.
+  const Matrix Vbig = Matrix::Constant(2, 1, 1e37f);
+  const auto f = linear_attention_forward<float>(Qs, Ks, Vbig, elu);
+  CHECK(f.output(0, 0) == Approx(1e37).epsilon(1e-6));
+  const auto g = linear_attention_backward<float>(Qs, Ks, Vbig, elu, {}, f, G);
+  CHECK(g.dQ.allFinite());
+  CHECK(g.dK.allFinite());
+  CHECK(g.dV.allFinite());
+  CHECK(g.dV.sum() == Approx(1).epsilon(1e-6));  // the weights sum to 1
+  // dL/d(denominator) = -G . O / den = -1e38 * 1e37 / den overflows: the gradient is named.
+  CHECK_THROWS_WITH(linear_attention_backward<float>(Qs, Ks, Vbig, elu, {}, f, Matrix::Constant(1, 1, 1e38f)),
+                    Contains("grad_output: the gradient dQuery overflowed at (0, 0)"));
+}

@@ -18,6 +18,9 @@
 // fp32; only the output is rounded to the storage type. Storing the features themselves in
 // fp16 would flush those below 2^-24 to 0 (bf16 keeps fp32's range but 8 bits of
 // mantissa), so the core never does; the stabiliser already keeps them <= 1/sqrt(m).
+// Overflow policy: finite inputs whose normaliser, output or gradient overflows the working
+// precision (elu + 1 features grow linearly, so large q . k or large values can) throw
+// std::invalid_argument naming the input and row instead of returning inf/NaN.
 #pragma once
 
 #include <algorithm>
@@ -65,6 +68,32 @@ void check_linear(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
                                                      qkscope::detail::shape_of(V));
 }
 
+/// Throws unless the forward result is finite: a non-finite denominator of row i names the
+/// query row and the keys (phi(q_i) . z_i overflowed), a non-finite output the values (S_i).
+template <class T>
+void check_forward_finite(const LinearResult<T>& r) {
+  for (Eigen::Index i = 0; i < r.output.rows(); ++i) {
+    qkscope::detail::require(std::isfinite(double(r.denominator(i))),
+                             "linear attention: query row " + std::to_string(i) +
+                                 " overflows the normaliser phi(q_i) . z (query or key too large for this precision)");
+    for (Eigen::Index c = 0; c < r.output.cols(); ++c)
+      qkscope::detail::require(std::isfinite(double(r.output(i, c))),
+                               "value: the key-value state S = sum_j phi(k_j) v_j^T overflowed at output (" +
+                                   std::to_string(i) + ", " + std::to_string(c) + ") (value too large for this precision)");
+  }
+}
+
+/// Throws unless gradient `name` (dQuery, dKey, dValue) is finite, naming the first bad cell.
+template <class T>
+void check_grad_finite(const Mat<T>& g, const char* name) {
+  for (Eigen::Index i = 0; i < g.rows(); ++i)
+    for (Eigen::Index c = 0; c < g.cols(); ++c)
+      qkscope::detail::require(std::isfinite(double(g(i, c))),
+                               std::string("grad_output: the gradient ") + name + " overflowed at (" +
+                                   std::to_string(i) + ", " + std::to_string(c) +
+                                   ") (grad_output or inputs too large for this precision)");
+}
+
 inline Eigen::Index diagonal_offset(const LinearConfig& c, Eigen::Index L_q, Eigen::Index L_k) {
   return c.alignment == CausalAlignment::bottom_right ? L_k - L_q : 0;
 }
@@ -79,7 +108,8 @@ inline Eigen::Index visible_keys(bool causal, Eigen::Index i, Eigen::Index o, Ei
 
 /// Linear attention forward. Q (L_q, d), K (L_k, d), V (L_k, d_v); phi from features.hpp.
 /// Throws std::invalid_argument naming the argument for empty, non-finite or mismatched
-/// inputs (and a FAVOR+ projection whose width is not d).
+/// inputs (and a FAVOR+ projection whose width is not d), and naming the input and row
+/// when a feature, the normaliser or the output overflows (see the file comment).
 template <class T>
 LinearResult<T> linear_attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V,
                                          const FeatureMap<T>& phi, const LinearConfig& cfg = {}) {
@@ -105,6 +135,7 @@ LinearResult<T> linear_attention_forward(const Mat<T>& Q, const Mat<T>& K, const
       if (den > T(0)) r.output.row(i) /= den;
       else r.output.row(i).setZero();
     }
+    detail::check_forward_finite(r);
     return r;
   }
   const Eigen::Index o = detail::diagonal_offset(cfg, L_q, L_k);
@@ -118,6 +149,7 @@ LinearResult<T> linear_attention_forward(const Mat<T>& Q, const Mat<T>& K, const
     }
     finish(i, S, z);
   }
+  detail::check_forward_finite(r);
   return r;
 }
 
@@ -125,7 +157,8 @@ LinearResult<T> linear_attention_forward(const Mat<T>& Q, const Mat<T>& K, const
 /// (L_q, d_v). With d = dO_i / den_i and e = -(dO_i . O_i) / den_i (0 for a row with
 /// den = 0): dphi(q_i) = S_i d + e z_i; key j collects R_j = sum_{i sees j} phi(q_i) d_i^T and
 /// r_j = sum_{i sees j} e_i phi(q_i): dV_j = phi(k_j) R_j, dphi(k_j) = R_j v_j + r_j
-/// (suffix sums under causal). Throws for a G of the wrong shape.
+/// (suffix sums under causal). Throws for a G of the wrong shape or non-finite, and when a
+/// gradient overflows (naming it and the cell).
 template <class T>
 LinearGrads<T> linear_attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V,
                                          const FeatureMap<T>& phi, const LinearConfig& cfg,
@@ -185,6 +218,9 @@ LinearGrads<T> linear_attention_backward(const Mat<T>& Q, const Mat<T>& K, const
   }
   g.dQ = features_backward(phi, Q, Fq, dFq);
   g.dK = features_backward(phi, K, Fk, dFk);
+  detail::check_grad_finite(g.dQ, "dQuery");
+  detail::check_grad_finite(g.dK, "dKey");
+  detail::check_grad_finite(g.dV, "dValue");
   return g;
 }
 

@@ -124,7 +124,7 @@ Mat<T> favor_exponents(const FeatureMap<T>& phi, const Mat<T>& X) {
 
 /// phi(X) (rows, m). per_row = true (queries) subtracts each row's largest exponent,
 /// false (keys) the largest over all rows; see the file comment. Throws for a width
-/// mismatch or non-finite input, naming `name`.
+/// mismatch, non-finite input, or a FAVOR+ row whose |x|^2 overflows, naming `name` and the row.
 template <class T>
 Mat<T> apply_features(const FeatureMap<T>& phi, const Mat<T>& X, bool per_row, const char* name) {
   detail::check_features(phi, X, name);
@@ -134,6 +134,11 @@ Mat<T> apply_features(const FeatureMap<T>& phi, const Mat<T>& X, bool per_row, c
   const auto exp0 = [lo](const auto& A) { return (A < lo).select(T(0), A.exp()); };
   if (phi.kind == FeatureKind::elu)
     return (X.array() > T(0)).select(X.array() + T(1), exp0(X.array())).matrix();
+  // |x|^2 beyond the float range would make every exponent -inf and the stabiliser inf - inf.
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    qkscope::detail::require(std::isfinite(T(phi.data_scale * phi.data_scale) * X.row(i).squaredNorm()),
+                             std::string("linear attention: ") + name + " row " + std::to_string(i) +
+                                 " overflows the FAVOR+ feature map (|x|^2 is not finite in this precision)");
   Mat<T> E = favor_exponents(phi, X);
   const T inv_sqrt_m = T(1) / std::sqrt(T(phi.W.rows()));
   if (per_row) {
