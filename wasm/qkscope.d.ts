@@ -308,7 +308,10 @@ export interface LinearAttentionOptions {
    * exp(W a - |a|^2/2)/sqrt(m), a = sqrt(scale) x, estimating exp(scale q.k) (Choromanski et al. 2021).
    */
   featureMap?: FeatureMapName;
-  /** FAVOR+ feature count m >= 1; default 64. */
+  /**
+   * FAVOR+ feature count m >= 1; default 64. This and seed, scale, orthogonal apply only to
+   * 'favor': passing them with 'elu' throws a RangeError naming the option.
+   */
   features?: number;
   /** Seed of the FAVOR+ directions; default 0. */
   seed?: number;

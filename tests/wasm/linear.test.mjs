@@ -85,6 +85,28 @@ test('linearAttention errors are RangeErrors naming the argument', () => {
   bad({ query: Q, key: K, value: V, featurs: 8 }, /unknown option 'featurs'/);
 });
 
+test('linearAttention: elu rejects the FAVOR+-only options, naming the option', () => {
+  const Q = mat(2, 3, 1), K = mat(4, 3, 2), V = mat(4, 2, 3);
+  for (const [k, v] of [['features', 16], ['seed', 3], ['scale', 0.5], ['orthogonal', false]])
+    assert.throws(() => qk.linearAttention({ query: Q, key: K, value: V, featureMap: 'elu', [k]: v }),
+      (e) => e instanceof RangeError && new RegExp(`${k} applies only to featureMap 'favor'`).test(e.message), k);
+});
+
+test('linearAttention: finite inputs that overflow float32 throw a RangeError naming the input, never NaN', () => {
+  const bad = (opts, re) => assert.throws(() => qk.linearAttention(opts), (e) => e instanceof RangeError && re.test(e.message), String(re));
+  const value = [[1], [2]], gradOutput = [[1]];
+  for (const causal of [false, true])
+    bad({ query: [[1e20, 1e20]], key: [[1e20, 1e20], [1, 1]], value, gradOutput, featureMap: 'elu', causal },
+      /query row 0 overflows the normaliser/);
+  bad({ query: [[1e30, 1e30]], key: [[1e30, 1e30], [1, 1]], value, features: 16 }, /query row 0 overflows the FAVOR\+ feature map/);
+  bad({ query: [[1, 1]], key: [[1e30, 1e30], [1, 1]], value, features: 16 }, /key row 0 overflows the FAVOR\+ feature map/);
+  bad({ query: [[1, 1]], key: [[1, 1], [1, 1]], value: [[3e38], [3e38]], featureMap: 'elu' }, /value: the key-value state/);
+  // 1e37 is representable: equal values average to themselves and the gradients stay finite.
+  const r = qk.linearAttention({ query: [[1, 1]], key: [[1, 1], [1, 1]], value: [[1e37], [1e37]], featureMap: 'elu', gradOutput });
+  assert.ok(Math.abs(r.output.data[0] / 1e37 - 1) < 1e-6);
+  for (const g of [r.dQuery, r.dKey, r.dValue]) assert.ok(g.data.every(Number.isFinite));
+});
+
 test('mergeStates: keys split at every position merge back to the one-pass result', () => {
   const Q = mat(3, 4, 8, 1.5), K = mat(5, 4, 9, 1.5), V = mat(5, 2, 10);
   const keepCols = (lo, hi) => Q.map(() => K.map((_, j) => j >= lo && j < hi));

@@ -45,6 +45,10 @@ val js_linear_attention(val opts) {
       phi = linear::favor_features<float>(m, Q.cols(), read_seed(opts["seed"], "seed"), scale, orthogonal);
     } else if (kind != "elu") {
       fail("featureMap must be 'elu' or 'favor', got '" + kind + "'");
+    } else {
+      // elu + 1 has no random features: silently ignoring these would hide a mistake.
+      for (const char* k : {"features", "seed", "scale", "orthogonal"})
+        if (!absent(opts[k])) fail(std::string(k) + " applies only to featureMap 'favor', not 'elu'");
     }
     linear::LinearConfig cfg;
     if (!absent(opts["causal"])) cfg.causal = boolean(opts["causal"], "causal");
