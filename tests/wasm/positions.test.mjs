@@ -27,8 +27,8 @@ test('t5Buckets: T5 sizes give the released rule; alignment moves the diagonal',
 
 test('t5Buckets errors are RangeErrors naming the option', () => {
   const bad = (opts, re) => assert.throws(() => qk.t5Buckets(opts), (e) => e instanceof RangeError && re.test(e.message), String(re));
-  bad({ queries: 2, numBuckets: 1 }, /numBuckets must be >= 2, got 1/);
-  bad({ queries: 2, maxDistance: 0 }, /maxDistance must be >= 1, got 0/);
+  bad({ queries: 2, numBuckets: 1 }, /^numBuckets must be an integer \[2, 2147483647\], got 1/);
+  bad({ queries: 2, maxDistance: 0 }, /^maxDistance must be an integer \[1, 2147483647\], got 0/);
   bad({ queries: 2, numBuckets: 2.5 }, /numBuckets must be an integer/);
   bad({ queries: 2, causalAlignment: 'middle' }, /causalAlignment must be 'top_left' or 'bottom_right'/);
   bad({ queries: 2, bucket: 3 }, /unknown option 'bucket'/);
@@ -58,10 +58,11 @@ test('forward: relativeBias and t5 follow the alignment; backward returns dT5Tab
 test('forward: T5 option errors name the option', () => {
   const X = [[1, 0], [0, 1]];
   const bad = (opts, re) => assert.throws(() => qk.forward({ query: X, key: X, value: X, ...opts }), (e) => e instanceof RangeError && re.test(e.message), String(re));
-  bad({ t5: { numBuckets: 1 }, t5Table: [0] }, /t5\.numBuckets must be >= 2, got 1/);
-  bad({ t5: { numBuckets: 4, maxDistance: 0 }, t5Table: [0, 0, 0, 0] }, /t5\.maxDistance must be >= 1, got 0/);
-  bad({ t5: { numBuckets: 4 }, t5Table: [0, 0, 0] }, /t5Table must have num_buckets = 4 entries, got 3/);
+  bad({ t5: { numBuckets: 1 }, t5Table: [0] }, /^t5\.numBuckets must be an integer \[2, 2147483647\], got 1/);
+  bad({ t5: { numBuckets: 4, maxDistance: 0 }, t5Table: [0, 0, 0, 0] }, /^t5\.maxDistance must be an integer \[1, 2147483647\], got 0/);
+  bad({ t5: { numBuckets: 4 }, t5Table: [0, 0, 0] }, /^t5Table must have t5\.numBuckets = 4 entries, got 3/);
   bad({ t5Table: [0, 0] }, /t5Table is set but t5 \(the bucketing\) is not/);
-  bad({ t5: { buckets: 4 } }, /t5: unknown option 'buckets'/);
+  bad({ t5: {} }, /^t5Table must have t5\.numBuckets = 32 entries, got 0/);
+  bad({ t5: { buckets: 4 } }, /t5: unknown option 'buckets' \(known: numBuckets, maxDistance, bidirectional\)/);
   bad({ relativeBias: [0, 0] }, /relativeBias must have odd length 2R\+1, got 2/);
 });

@@ -58,12 +58,7 @@ inline std::string js_names(std::string msg) {
       {"o_b", "b.output"},
       {"lse_a", "a.logsumexp"},
       {"lse_b", "b.logsumexp"},
-      {"bias.t5_table is set but bias.t5 (the bucketing) is not", "t5Table is set but t5 (the bucketing) is not"},
       {"bias.t5_table", "t5Table"},
-      {"bias.t5.num_buckets", "t5.numBuckets"},
-      {"bias.t5.max_distance", "t5.maxDistance"},
-      {"t5.num_buckets", "numBuckets"},
-      {"t5.max_distance", "maxDistance"},
   };
   for (const auto& [from, to] : kNames)
     for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))
@@ -112,7 +107,6 @@ const char* const kForwardKeys[] = {"query", "key", "value", "score", "params", 
                                     "hidden", "scale", "temperature", "keyLength", "causal",
                                     "causalAlignment", "window", "bias", "mask", "normalizer",
                                     "softcap", "alibiSlope", "relativeBias", "t5", "t5Table"};
-const char* const kT5OptionKeys[] = {"numBuckets", "maxDistance", "bidirectional"};
 
 /// Fails on a key that is neither in kForwardKeys nor a normalizer option (typos such as
 /// 'temprature'), listing the known ones.
@@ -180,6 +174,15 @@ struct Parsed {
 std::uint64_t read_seed(const val& v, const std::string& name) {
   if (absent(v)) return 0;
   return static_cast<std::uint64_t>(integer(v, name, 0, kMaxSafeInteger));
+}
+
+/// causalAlignment ("top_left" when absent), for every function that takes one.
+CausalAlignment read_alignment(const val& a) {
+  if (absent(a)) return CausalAlignment::top_left;
+  const std::string s = string(a, "causalAlignment");
+  if (s == "bottom_right") return CausalAlignment::bottom_right;
+  if (s != "top_left") fail("causalAlignment must be 'top_left' or 'bottom_right', got '" + s + "'");
+  return CausalAlignment::top_left;
 }
 
 /// ForwardOptions -> inputs and config (everything the .d.ts documents).
@@ -259,12 +262,7 @@ Parsed parse_options(const val& opts) {
   if (const val n = opts["keyLength"]; !absent(n))
     mask.key_length = integer(n, "keyLength", 0, kMaxIndex);
   if (const val c = opts["causal"]; !absent(c)) mask.causal = boolean(c, "causal");
-  if (const val a = opts["causalAlignment"]; !absent(a)) {
-    const std::string s = string(a, "causalAlignment");
-    if (s == "top_left") mask.alignment = CausalAlignment::top_left;
-    else if (s == "bottom_right") mask.alignment = CausalAlignment::bottom_right;
-    else fail("causalAlignment must be 'top_left' or 'bottom_right', got '" + s + "'");
-  }
+  if (const val a = opts["causalAlignment"]; !absent(a)) mask.alignment = read_alignment(a);
   if (const val w = opts["window"]; !absent(w)) {
     if (!is_object(w) || w.isArray())
       fail("window must be an object {left, right}, got " + describe(w));
@@ -297,17 +295,21 @@ Parsed parse_options(const val& opts) {
       fail("relativeBias must have odd length 2R+1 (R >= 0), got length " +
            std::to_string(cfg.bias.relative.size()));
   }
+  // T5 bucketing: its described fields (T5Buckets::fields()), checked here as normalizer
+  // options are; the table's length and presence are checked here too, in JS names.
   if (const val t = opts["t5"]; !absent(t)) {
     if (!is_object(t) || t.isArray())
       fail("t5 must be an object {numBuckets, maxDistance, bidirectional}, got " + describe(t));
-    reject_unknown_keys(t, "t5", kT5OptionKeys);
-    T5Buckets b;
-    if (!absent(t["numBuckets"])) b.num_buckets = int(integer(t["numBuckets"], "t5.numBuckets", -kMaxIndex, kMaxIndex));
-    if (!absent(t["maxDistance"])) b.max_distance = int(integer(t["maxDistance"], "t5.maxDistance", -kMaxIndex, kMaxIndex));
-    if (!absent(t["bidirectional"])) b.bidirectional = boolean(t["bidirectional"], "t5.bidirectional");
-    cfg.bias.t5 = b;
+    reject_unknown_fields<T5Buckets>(t, "t5");
+    read_fields(t, cfg.bias.t5.emplace(), "t5.");
   }
-  if (const val t = opts["t5Table"]; !absent(t)) cfg.bias.t5_table = to_vector(t, "t5Table");
+  if (const val t = opts["t5Table"]; !absent(t)) {
+    if (!cfg.bias.t5) fail("t5Table is set but t5 (the bucketing) is not");
+    cfg.bias.t5_table = to_vector(t, "t5Table");
+  }
+  if (cfg.bias.t5 && cfg.bias.t5_table.size() != cfg.bias.t5->num_buckets)
+    fail("t5Table must have t5.numBuckets = " + std::to_string(cfg.bias.t5->num_buckets) + " entries, got " +
+         std::to_string(cfg.bias.t5_table.size()));
   return p;
 }
 

@@ -17,14 +17,6 @@ const char* const kLinearKeys[] = {"query", "key", "value", "featureMap", "featu
 const char* const kStateKeys[] = {"output", "logsumexp"};
 const char* const kPatternKeys[] = {"queries", "keys", "window", "global", "random", "seed", "causalAlignment"};
 
-CausalAlignment read_alignment(const val& a) {
-  if (absent(a)) return CausalAlignment::top_left;
-  const std::string s = string(a, "causalAlignment");
-  if (s == "bottom_right") return CausalAlignment::bottom_right;
-  if (s != "top_left") fail("causalAlignment must be 'top_left' or 'bottom_right', got '" + s + "'");
-  return CausalAlignment::top_left;
-}
-
 val js_linear_attention(val opts) {
   return guarded("linearAttention", [&] {
     if (!is_object(opts) || opts.isArray())

@@ -15,14 +15,27 @@
 
 #include <cmath>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "qkscope/bias/t5_buckets.hpp"
 #include "qkscope/detail/check.hpp"
+#include "qkscope/norm/options.hpp"
 #include "qkscope/pipeline/mods.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope {
+
+/// T5Buckets' fields as bindings read them (declared in bias/t5_buckets.hpp).
+constexpr auto T5Buckets::fields() {
+  using norm::Field;
+  return std::tuple{
+      Field<T5Buckets, int>{"num_buckets", &T5Buckets::num_buckets, 2, "number of buckets (T5: 32)"},
+      Field<T5Buckets, int>{"max_distance", &T5Buckets::max_distance, 1,
+                            "distance from which all positions share the last bucket (T5: 128)"},
+      Field<T5Buckets, bool>{"bidirectional", &T5Buckets::bidirectional, 0,
+                             "buckets for both directions (encoder); false: past only (decoder)"}};
+}
 
 /// Additive biases and score modifiers of one attention head.
 template <class T>

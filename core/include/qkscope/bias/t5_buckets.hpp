@@ -29,6 +29,11 @@ struct T5Buckets {
   int num_buckets = 32;       // >= 2; T5 uses 32
   int max_distance = 128;     // >= 1; T5 uses 128
 
+  /// The fields above, described as a normalizer's options are (name, member, lower bound,
+  /// doc; norm/options.hpp), so bindings read and check them without naming them. Defined
+  /// in bias/bias.hpp (host code only).
+  static constexpr auto fields();
+
   /// The bucket of relative position r = j - (i + o), in [0, num_buckets).
   QKSCOPE_HOST_DEVICE int bucket(long long r) const {
     int ret = 0, n = num_buckets;
