@@ -6,6 +6,7 @@
 
 #include "qkscope/qkscope.hpp"
 #include "qkscope/cpu/attention.hpp"
+#include "qkscope/detail/logit_range.hpp"
 #include "reference/reference.hpp"
 #include "support/compare.hpp"
 #include "support/gradcheck.hpp"
@@ -131,6 +132,25 @@ TEST_CASE("T5 bias in the tiled kernels: forward against the reference, table gr
       const auto g32 = attention_backward<float>(Qf, Kf, Vf, {}, cf, f32, G);
       CHECK_MATCHES_REFERENCE("tiled dt5_table " + what, tg.dt5_table, g32.dt5_table, g64.dt5_table);
     }
+}
+
+TEST_CASE("T5 table entries near -FLT_MAX: the tiled path still attends (the fold-safety bound counts the table)",
+          "[bias][t5][tiled][reliability]") {
+  // One visible key whose T5 bias is -3.4e38 (finite) at tau = 0.5: the core divides
+  // (z - max) = 0 by tau and returns V; folding z / tau = -inf would read the key as masked.
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 0.5;
+  c.bias.t5 = T5Buckets{true, 4, 4};
+  c.bias.t5_table = Vector::Constant(4, -3.4e38f);
+  const Matrix Q = Matrix::Constant(1, 1, 1.0f), K = Q, V = Matrix::Constant(1, 1, 2.0f);
+  cpu::TiledOptions opt;
+  opt.threads = 1;
+  CHECK_FALSE(qkscope::detail::logits_fold_safe<float>("dot", Q, K, {}, 1.0, 0.5, c.bias, 1, 1));
+  CHECK(attention_forward<float>(Q, K, V, {}, c).output(0, 0) == 2.0f);
+  CHECK(cpu::attention_forward<float>(Q, K, V, {}, c, opt).output(0, 0) == 2.0f);
+  c.bias.t5_table.setZero();
+  CHECK(qkscope::detail::logits_fold_safe<float>("dot", Q, K, {}, 1.0, 0.5, c.bias, 1, 1));
 }
 
 TEST_CASE("multi-head attention: one T5 table per head, with its gradient", "[bias][t5][mha]") {
