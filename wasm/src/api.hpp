@@ -176,6 +176,33 @@ std::uint64_t read_seed(const val& v, const std::string& name) {
   return static_cast<std::uint64_t>(integer(v, name, 0, kMaxSafeInteger));
 }
 
+#ifndef QKSCOPE_WASM_WIDGET
+/// T5 bucketing and table (forward options t5, t5Table). The bucketing's described fields
+/// (T5Buckets::fields()) are checked here as normalizer options are; the table's length
+/// and presence too, so every message names the JS option.
+void read_t5(const val& opts, BiasSpec<float>& b) {
+  if (const val t = opts["t5"]; !absent(t)) {
+    if (!is_object(t) || t.isArray())
+      fail("t5 must be an object {numBuckets, maxDistance, bidirectional}, got " + describe(t));
+    reject_unknown_fields<T5Buckets>(t, "t5");
+    read_fields(t, b.t5.emplace(), "t5.");
+  }
+  if (const val t = opts["t5Table"]; !absent(t)) {
+    if (!b.t5) fail("t5Table is set but t5 (the bucketing) is not");
+    b.t5_table = to_vector(t, "t5Table");
+  }
+  if (b.t5 && b.t5_table.size() != b.t5->num_buckets)
+    fail("t5Table must have t5.numBuckets = " + std::to_string(b.t5->num_buckets) + " entries, got " +
+         std::to_string(b.t5_table.size()));
+}
+#else
+/// The widget build (wasm/widget/bindings.cpp) leaves T5 out to stay inside its size budget.
+void read_t5(const val& opts, BiasSpec<float>&) {
+  if (!absent(opts["t5"]) || !absent(opts["t5Table"]))
+    fail("t5 is not in the widget build of qkscope; use wasm/qkscope.js");
+}
+#endif
+
 /// causalAlignment ("top_left" when absent), for every function that takes one.
 CausalAlignment read_alignment(const val& a) {
   if (absent(a)) return CausalAlignment::top_left;
@@ -295,21 +322,7 @@ Parsed parse_options(const val& opts) {
       fail("relativeBias must have odd length 2R+1 (R >= 0), got length " +
            std::to_string(cfg.bias.relative.size()));
   }
-  // T5 bucketing: its described fields (T5Buckets::fields()), checked here as normalizer
-  // options are; the table's length and presence are checked here too, in JS names.
-  if (const val t = opts["t5"]; !absent(t)) {
-    if (!is_object(t) || t.isArray())
-      fail("t5 must be an object {numBuckets, maxDistance, bidirectional}, got " + describe(t));
-    reject_unknown_fields<T5Buckets>(t, "t5");
-    read_fields(t, cfg.bias.t5.emplace(), "t5.");
-  }
-  if (const val t = opts["t5Table"]; !absent(t)) {
-    if (!cfg.bias.t5) fail("t5Table is set but t5 (the bucketing) is not");
-    cfg.bias.t5_table = to_vector(t, "t5Table");
-  }
-  if (cfg.bias.t5 && cfg.bias.t5_table.size() != cfg.bias.t5->num_buckets)
-    fail("t5Table must have t5.numBuckets = " + std::to_string(cfg.bias.t5->num_buckets) + " entries, got " +
-         std::to_string(cfg.bias.t5_table.size()));
+  read_t5(opts, cfg.bias);
   return p;
 }
 
