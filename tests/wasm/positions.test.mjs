@@ -64,5 +64,5 @@ test('forward: T5 option errors name the option', () => {
   bad({ t5Table: [0, 0] }, /t5Table is set but t5 \(the bucketing\) is not/);
   bad({ t5: {} }, /^t5Table must have t5\.numBuckets = 32 entries, got 0/);
   bad({ t5: { buckets: 4 } }, /t5: unknown option 'buckets' \(known: numBuckets, maxDistance, bidirectional\)/);
-  bad({ relativeBias: [0, 0] }, /relativeBias must have odd length 2R\+1, got 2/);
+  bad({ relativeBias: [0, 0] }, /relativeBias must have odd length 2R\+1 \(R >= 0\), got length 2/);
 });
