@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, proseText, usePage, waitReady } from './chapter-helpers.mjs';
 import { loadCore } from './server.mjs';
 
 const env = usePage();
@@ -35,6 +35,9 @@ test('one panel per scoring function of the registry; cosine ties key 1 and key 
     const prose = await page.textContent('[data-testid="section-c2-differences"]');
     // KaTeX repeats the number (MathML annotation + HTML): "is 000,".
     assert.match(prose, /in any column is (0)+, and each row reads/, 'the live spread of linear-concat columns is exactly 0');
+    // The alpha = 0 remark names the default alpha (the figure starts at 0.25, not 0).
+    assert.match(await proseText(page, 'section-c2-differences'), /set α to 0 in Figure 2\.1 \(its default is 0\.25\)/);
+    assert.match(await proseText(page, 'section-c2-params'), /and the reverse when v<0/);
     // Rows of weights sum to 1.
     for (const r of rowsOf(await cells(page, 'c2-hm-additive'))) {
       const s = r.reduce((a, x) => a + Number(x), 0);
@@ -129,7 +132,7 @@ test('hostile URL values are ignored or clamped and never become markup', async 
     assert.equal(await fig.locator('[data-testid="c2-seed"]').inputValue(), '0', 'seed clamped to 0');
     assert.equal(await page.locator(DIFF).locator('[data-testid="c2-a"]').inputValue(), 'dot');
     // q was garbage: parsed as a 1 x 1 zero matrix, so d_q != d_k and the same-width functions explain why they stop.
-    assert.match(await page.textContent('[data-testid="c2-panel-dot"] .c2-note'), /d_q = d_k/);
+    assert.match(await page.textContent('[data-testid="c2-panel-dot"] .c2-note'), /dq = dk/, 'drawn as d<sub>q</sub> = d<sub>k</sub>');
     assert.equal(await page.isVisible('[data-testid="c2-hm-bilinear"]'), true);
     noProblems(problems);
   } finally {
@@ -155,7 +158,8 @@ test('bring your own Q, K, V: inline errors, then pasted JSON drives every panel
 
     await text.fill('{"Q": [[1, 0, 0], [0, 1, 0]], "K": [[1, 0], [0, 1], [1, 1]]');
     await fig.locator('[data-testid="c2-paste-apply"]').click();
-    assert.match(await error.textContent(), /not valid JSON/);
+    // The whole sentence, with where the JSON broke (not the engine's English message, cut off).
+    assert.match(await error.textContent(), /^This is not valid JSON: it stops making sense at line 1, column \d+, near “[^”]+”\.$/);
 
     await text.fill('{"Q": [[1, 0, 0], [0, 1, 0]], "K": [[1, 0], [0, 1], [1, 1]], "V": [[1], [2]]}');
     await fig.locator('[data-testid="c2-paste-apply"]').click();
@@ -167,7 +171,7 @@ test('bring your own Q, K, V: inline errors, then pasted JSON drives every panel
     assert.match(await fig.locator('[data-testid="c2-paste-status"]').textContent(), /Q 2 × 3, K 3 × 2, V 3 × 2/);
     assert.match(page.url(), /c2\.q=1,0,0;0,1,0/);
     // d_q = 3 != d_k = 2: dot-family panels say why; bilinear, additive, linear concat compute.
-    for (const name of ['dot', 'scaled_dot', 'cosine']) assert.match(await page.textContent(`[data-testid="c2-panel-${name}"] .c2-note`), /d_q = d_k/);
+    for (const name of ['dot', 'scaled_dot', 'cosine']) assert.match(await page.textContent(`[data-testid="c2-panel-${name}"] .c2-note`), /dq = dk/);
     for (const name of ['bilinear', 'additive', 'linear_concat']) assert.equal((await cells(page, `c2-hm-${name}`)).length, 6, `${name}: 2 x 3 weights`);
     // The editors follow the new shapes.
     assert.equal(await fig.locator('[data-testid="c2-matrix-q"] input').count(), 6);
@@ -183,7 +187,7 @@ test('language switch: chapter 2 in Chinese with translated panel titles, state 
     await page.click('[data-testid="lang-zh"]');
     await page.waitForFunction(() => document.getElementById('ch2-title')?.textContent === '评分函数并排比较');
     assert.equal(await page.textContent('[data-testid="c2-panel-dot"] h3'), '点积');
-    assert.match(await page.textContent(GRID), /看点。/);
+    assert.match(await page.textContent(GRID), /观察要点。/);
     assert.equal(await page.locator(GRID).locator('[data-testid="c2-alpha"]').inputValue(), '0.5');
     assert.match(page.url(), /lang=zh/);
     assert.match(page.url(), /c2\.alpha=0\.5/);

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, checkExports, noInjectedMarkup, noProblems, proseText, usePage, waitReady } from './chapter-helpers.mjs';
 
 const env = usePage();
 const MC = '[data-testid="figure-c3-variance"]';
@@ -132,6 +132,19 @@ test('hostile URL values are ignored or clamped and never become markup', async 
     assert.equal(await page.locator(MC).locator('[data-testid="c3-seed"]').inputValue(), '999999', 'seed clamped');
     assert.equal(await page.locator(MC).locator('[data-testid="c3-samples-10000"]').isChecked(), true, 'samples default');
     assert.equal(await page.locator(SAT).locator('[data-testid="c3-lk"]').inputValue(), '16', 'L_k default');
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('bilinear: the sqrt(d_k) argument applies to it, and its default scale (from the core) is stated', async () => {
+  const { page, problems, close } = await env.open('#c3-summary', { reducedMotion: 'reduce' });
+  try {
+    assert.match(await proseText(page, 'section-c3-summary'), /and to bilinear scores too: .* has variance about d .*default scale for bilinear is 1 \(no division/);
+    await page.click('[data-testid="lang-zh"]');
+    await waitReady(page);
+    assert.match(await proseText(page, 'section-c3-summary'), /也适用于双线性分数.*默认缩放系数为 1（不做除法/);
     noProblems(problems);
   } finally {
     await close();

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, cells, checkExports, noInjectedMarkup, noProblems, proseText, usePage, waitReady } from './chapter-helpers.mjs';
 
 const env = usePage();
 const MASK = '[data-testid="figure-c5-mask"]';
@@ -49,6 +49,40 @@ test('causal alignment: with L_q = 2, L_k = 4 the last query sees all keys botto
     assert.equal(await counts(page, 'c5-visible-tl'), '1,2,3');
     assert.equal(await counts(page, 'c5-visible-br'), '3,4,5');
     await page.locator(MASK).screenshot({ path: join(ARTIFACTS, 'ch5-mask-desktop.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+const prose = proseText;
+
+test('L_q > L_k: bottom-right alignment leaves the first L_q - L_k rows empty without padding; top-left does not (prose and figure)', async () => {
+  const { page, problems, close } = await env.open('?c5.lq=5&c5.lk=3#ch5');
+  try {
+    assert.match(await prose(page, 'section-c5-structure'), /Lq=5 and Lk=3, the rows with no visible key are 1, 2 under bottom-right alignment and none under top-left\./);
+    assert.equal(await counts(page, 'c5-visible-br'), '0,0,1,2,3');
+    assert.equal(await counts(page, 'c5-visible-tl'), '1,2,3,3,3');
+    const br = await cells(page, 'c5-mask-br');
+    assert.deepEqual(br.filter((c) => c.i < 2).map((c) => c.value), [0, 0, 0, 0, 0, 0], 'empty rows: zeros, not NaN');
+    assert.match(await page.textContent('[data-testid="c5-visible-br"]'), /no visible key: 1, 2 /);
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('additive mask finfo(float16).min: scores below -16 overflow to -inf and a fully masked row is NaN; mild scores give a uniform row', async () => {
+  const { page, problems, close } = await env.open('#c5-empty');
+  try {
+    const text = await prose(page, 'section-c5-empty');
+    assert.match(text, /the masked row \[−20, −18, −25, −17\] plus −65504 is stored as \[−∞, −∞, −∞, −∞\] and its softmax is \[NaN, NaN, NaN, NaN\]\./);
+    assert.match(text, /the row is uniform: \[0\.25, 0\.25, 0\.25, 0\.25\]\./);
+    await page.click('[data-testid="lang-zh"]');
+    await waitReady(page);
+    const zh = await prose(page, 'section-c5-empty');
+    assert.match(zh, /存为 \[−∞, −∞, −∞, −∞\]，其 softmax 为 \[NaN, NaN, NaN, NaN\]/);
+    assert.match(await prose(page, 'section-c5-structure'), /没有可见键的行——右下对齐：1, 2；左上对齐：无。/);
     noProblems(problems);
   } finally {
     await close();
@@ -194,7 +228,10 @@ test('fill values: float32 -inf gives NaN, fp16 -1e9 is stored as -inf (PyTorch 
     assert.equal(await fig.locator('[data-testid="c5-prec-stored"]').textContent(), '\u2212\u221e');
     assert.equal(await read('c5-prec-raises'), 'true');
     assert.equal(await read('c5-prec-row2'), 'nan');
-    assert.match(await fig.locator('[data-testid="c5-prec-summary"]').textContent(), /stored as -inf/);
+    // The summary counts rows from 1, like the table (the core's own line counts from 0).
+    assert.equal(await fig.locator('[data-testid="c5-prec-summary"]').textContent(),
+      'masked_fill + softmax in float16: the fill \u22121e9 is stored as \u2212\u221e (PyTorch would raise an overflow error); 6 inf in the filled scores; NaN in row 2 (4 cells).');
+    assert.match(await fig.locator('[data-testid="c5-prec-summary"]').getAttribute('data-core'), /stored as -inf.*NaN in rows \[1\]/);
     await fig.screenshot({ path: join(ARTIFACTS, 'ch5-precision-desktop.png') });
 
     await fig.locator('[data-testid="c5-dtype-bfloat16"]').check();
@@ -231,6 +268,25 @@ test('hostile URL values never become markup and fall back to defaults', async (
   }
 });
 
+test('language switch keeps the reader\'s place (the block at the top stays at the top)', async () => {
+  const { page, problems, close } = await env.open('#c5-empty');
+  try {
+    await page.locator(PREC).scrollIntoViewIfNeeded();
+    await page.evaluate(() => window.scrollBy(0, 40));
+    const before = await page.evaluate(() => ({ y: window.scrollY, top: document.getElementById('figure-c5-precision').getBoundingClientRect().top }));
+    assert.ok(before.y > 1000, `scrolled down (${before.y})`);
+    // Pressed where the reader is (a click that does not first scroll the page to the button).
+    await page.evaluate(() => document.querySelector('[data-testid="lang-zh"]').click());
+    await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+    const after = await page.evaluate(() => ({ y: window.scrollY, top: document.getElementById('figure-c5-precision').getBoundingClientRect().top }));
+    assert.ok(after.y > 1000, `not back at the top (${after.y})`);
+    assert.ok(Math.abs(after.top - before.top) < 120, `Figure 5.6 stays in view: top ${before.top} -> ${after.top}`);
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
 test('language switch: Chinese headings and labels', async () => {
   const { page, problems, close } = await env.open('?c5.lq=2&c5.lk=4#ch5');
   try {
@@ -239,6 +295,9 @@ test('language switch: Chinese headings and labels', async () => {
     assert.match(await page.textContent('[data-testid="section-c5-structure"]'), /右下对齐/);
     assert.equal(await counts(page, 'c5-visible-br'), '3,4');
     assert.match(await page.textContent(PREC), /存储数据类型/);
+    // The Fig 5.6 summary is in Chinese (the core's English line stays in a data attribute).
+    assert.equal(await page.locator('[data-testid="c5-prec-summary"]').textContent(),
+      '在 float32 中 masked_fill 并做 softmax：填充值 \u2212\u221e 存为 \u2212\u221e；填充后的分数中有 6 个 inf；第 2 行为 NaN（4 个单元格）。');
     await page.locator(MASK).screenshot({ path: join(ARTIFACTS, 'ch5-mask-zh.png') });
     noProblems(problems);
   } finally {

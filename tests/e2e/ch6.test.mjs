@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, checkExports, noInjectedMarkup, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, checkExports, noInjectedMarkup, noProblems, proseText, usePage, waitReady } from './chapter-helpers.mjs';
 
 const env = usePage();
 const FIG = '[data-testid="figure-c6-norms"]';
@@ -27,6 +27,23 @@ test('defaults: softmax has no zero, sparsemax exact zeros, top-2 two keys, hard
     assert.ok(sp.w.includes(0), 'sparsemax has exact zeros');
     assert.ok(Math.abs(sp.w.reduce((a, b) => a + b, 0) - 1) < 1e-5);
     await page.locator(FIG).screenshot({ path: join(ARTIFACTS, 'ch6-norms-desktop.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('temperature divides z once; with a tie, low temperature splits the weight evenly (live from the core)', async () => {
+  const { page, problems, close } = await env.open('#c6-five');
+  try {
+    const five = await proseText(page, 'section-c6-five');
+    assert.match(five, /The logits are divided by τ once/);
+    assert.doesNotMatch(five, /already divided by/);
+    const compare = await proseText(page, 'section-c6-compare');
+    assert.match(compare, /softmax at τ=0\.05 gives \[0\.5, 0\.5, 0, 0, 0, 0\], while hard attention/);
+    await page.click('[data-testid="lang-zh"]');
+    await waitReady(page);
+    assert.match(await proseText(page, 'section-c6-compare'), /τ=0\.05 时 softmax 给出 \[0\.5, 0\.5, 0, 0, 0, 0\]/);
     noProblems(problems);
   } finally {
     await close();

@@ -30,12 +30,14 @@ async function runAdditive(page) {
   await page.waitForFunction(() => document.querySelector('[data-testid="c7-add-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
 }
 
-test('nothing is measured on load; Run measures every scoring function at L = 32..128; memory chart from shapes', async () => {
+test('a quick run up to L = 128 fills the chart on its own; Run measures every scoring function at L = 32..128; memory chart from shapes', async () => {
   const { page, problems, close } = await env.open(`${SMALL}#ch7`);
   try {
     const fig = page.locator(TIME);
-    assert.match(await fig.locator('[data-testid="c7-status"]').textContent(), /press Run/);
-    assert.equal(await page.locator('[data-testid="c7-time"] circle.point').count(), 0, 'no timing before Run');
+    await fig.scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelector('[data-testid="c7-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
+    assert.match(await fig.locator('[data-testid="c7-status"]').textContent(), /Quick run up to L = 128/);
+    assert.equal(await page.locator('[data-testid="c7-time"] circle.point').count(), (await loadCore()).scoreFunctions.length * 3, 'not empty before Run');
     assert.ok((await page.locator('[data-testid="c7-memory"] path.line, [data-testid="c7-memory"] path').count()) > 0, 'memory chart drawn');
     assert.match(await fig.textContent(), /At L = 4096 one head stores 128 MB for S and P/);
     await runTime(page);
@@ -50,6 +52,11 @@ test('nothing is measured on load; Run measures every scoring function at L = 32
     assert.match(csv, /time,additive,128,/);
     assert.match(csv, /memory_estimate,scoresWeights,4096,134217728,bytes/);
     await fig.screenshot({ path: join(ARTIFACTS, 'ch7-time-desktop.png') });
+    // New settings: a quick run replaces the old timings at once; the chart is never empty.
+    await fig.locator('[data-testid="c7-d-32"]').check();
+    await page.waitForFunction(() => document.querySelector('[data-testid="c7-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
+    assert.match(await fig.locator('[data-testid="c7-status"]').textContent(), /Quick run up to L = 128/);
+    assert.equal(await page.locator('[data-testid="c7-time"] circle.point').count(), (await loadCore()).scoreFunctions.length * 3);
     noProblems(problems);
   } finally {
     await close();
@@ -110,6 +117,7 @@ test('linear concat: new queries leave its weights unchanged while scaled dot ch
     await fig.locator('[data-testid="reset"]').click();
     assert.doesNotMatch(page.url(), /c7\./);
     assert.deepEqual((await cells(page, 'c7-queries')).map((c) => c.text), q0.map((c) => c.text));
+    assert.match(await note.textContent(), /This is query set 0, the reference/, 'no "is 0; ... 0." sentence on set 0');
     const files = await checkExports(page, 'figure-c7-linear');
     assert.match(files.csv.bytes.toString('utf8'), /^matrix,row,col,value\r\nqueries,/);
     await fig.screenshot({ path: join(ARTIFACTS, 'ch7-linear-desktop.png') });

@@ -67,12 +67,14 @@ test('linear attention: error against softmax is finite and > 0, FAVOR+ improves
   }
 });
 
-test('timing: nothing runs on load; Run measures exact and linear attention at L = 64..256', async () => {
+test('timing: a quick run fills the chart on its own; Run measures exact and linear attention at L = 64..256', async () => {
   const { page, problems, close } = await env.open('?c8.maxL=256#c8-time');
   try {
     const fig = page.locator(TIME);
     await fig.scrollIntoViewIfNeeded();
-    assert.equal(await page.locator('[data-testid="c8-time"] circle.point').count(), 0);
+    await page.waitForFunction(() => document.querySelector('[data-testid="c8-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
+    assert.match(await fig.locator('[data-testid="c8-status"]').textContent(), /Quick run up to L = 256/);
+    assert.equal(await page.locator('[data-testid="c8-time"] circle.point').count(), 12, 'not empty before Run');
     await fig.locator('[data-testid="c8-run"]').click();
     await page.waitForFunction(() => document.querySelector('[data-testid="c8-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
     assert.equal(await page.locator('[data-testid="c8-time"] circle.point').count(), 12, '4 series x 3 lengths');
@@ -104,8 +106,11 @@ test('sparse: top-k with k = L and a full window give zero error; the window sco
     await fig.locator('[data-testid="c8-k"]').fill('16');
     await page.waitForFunction(() => /c8\.k=16/.test(location.search));
     assert.ok((await sparseSummary(page)).err < 1e-6, 'k = L is plain softmax');
+    assert.equal(await fig.locator('[data-testid="c8-w"]').isDisabled(), true, 'w does nothing under top-k');
     await fig.locator('[data-testid="c8-pattern-window"]').check();
     await page.waitForFunction(() => /c8\.pattern=window/.test(location.search));
+    assert.equal(await fig.locator('[data-testid="c8-k"]').isDisabled(), true, 'k does nothing under the window');
+    assert.equal(await fig.locator('[data-testid="c8-w"]').isDisabled(), false);
     const w = await sparseSummary(page);
     // w = 2, g = 1: band |i - j| <= 2 plus row 0 and column 0.
     let n = 0;

@@ -126,3 +126,12 @@ export function chapterOverflow(page, id) {
     return worst;
   }, id);
 }
+
+/** Text of an element by test id without KaTeX's MathML copy (which repeats every number), spaces collapsed. */
+export function proseText(page, testid) {
+  return page.locator(`[data-testid="${testid}"]`).evaluate((e) => {
+    const c = e.cloneNode(true);
+    c.querySelectorAll('.katex-mathml').forEach((m) => m.remove());
+    return c.textContent.replace(/\u200b/g, '').replace(/\s+/g, ' ');
+  });
+}

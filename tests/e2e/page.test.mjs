@@ -234,6 +234,14 @@ test('editing inputs recomputes, a zero key still gets weight, and forward error
     assert.doesNotMatch(await alert.textContent(), /last valid result/);
     assert.match(await alert.textContent(), /Bilinear/, 'the hint names the functions that accept d_q != d_k (from the registry)');
     assert.equal(await page.isVisible('[data-testid="heatmap-weights"]'), false);
+
+    // On the Chinese page the core's (English) message is rewritten in Chinese, numbers kept.
+    await page.goto(`${server.url}?lang=zh&dk=3`);
+    await page.waitForFunction(() => document.getElementById('app')?.dataset.ready === 'true');
+    await alert.waitFor({ state: 'visible' });
+    const zh = await alert.textContent();
+    assert.match(zh, /点积评分要求查询与键的宽度 d 相同，但 d_q = 4，d_k = 3/);
+    assert.doesNotMatch(zh, /must|width|got/, `no English sentence: ${zh}`);
     noProblems(problems);
   } finally {
     await close();

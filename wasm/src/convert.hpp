@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,11 +38,7 @@ inline std::string describe(const val& v) {
   if (v.isUndefined()) return "undefined";
   if (v.isTrue()) return "true";
   if (v.isFalse()) return "false";
-  if (v.isNumber()) {
-    std::ostringstream s;
-    s << v.as<double>();
-    return "the number " + s.str();
-  }
+  if (v.isNumber()) return "the number " + detail::num_g(v.as<double>(), 6);
   if (v.isString()) return "a string";
   if (v.isArray()) return "an array";
   const std::string t = v.typeOf().as<std::string>();
@@ -86,11 +81,7 @@ inline std::string string(const val& v, const std::string& name) {
   return v.as<std::string>();
 }
 
-inline std::string num_str(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
+inline std::string num_str(double x) { return detail::num_g(x, 6); }
 
 /// An integer in [lo, hi] given as a JS number.
 inline std::int64_t integer(const val& v, const std::string& name, double lo, double hi) {

@@ -6,6 +6,7 @@
  * lives in the URL (chapters/shared/url.ts); switching language re-renders the page.
  */
 import type { QkScope } from '@qkscope/wasm';
+import { readerPlace, restorePlace } from './reader-place';
 import { LANGS, type Lang, catalog, fill, type Catalog } from './i18n';
 import type { FieldSpecs, ValuesOf } from './model/url-state';
 import type { ArticleView, Chapter, ChapterContext } from './chapters/types';
@@ -207,13 +208,16 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
         if (l === lang) return;
         lang = l;
         setParam('lang', l === 'en' ? null : l);
+        // Keep the reader where they were: the same block at the same height, not the top.
+        const place = readerPlace(root);
         render(l);
+        restorePlace(place);
       }),
       h('div', { className: 'layout' }, nav, main),
       footer,
     );
     observers.push(followReader(nav, targets));
-    if (focusLang) root.querySelector<HTMLButtonElement>(`[data-testid="lang-${focusLang}"]`)?.focus();
+    if (focusLang) root.querySelector<HTMLButtonElement>(`[data-testid="lang-${focusLang}"]`)?.focus({ preventScroll: true });
   };
   render();
   // The address may point into the page (#section): the content exists only now.

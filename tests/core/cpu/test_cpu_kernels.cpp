@@ -16,6 +16,7 @@
 #include "reference/reference.hpp"
 #include "support/cases.hpp"
 #include "support/compare.hpp"
+#include "support/convert.hpp"
 #include "support/random.hpp"
 
 using namespace qkscope;
@@ -33,11 +34,6 @@ const Size kSizes[] = {{1, 1, 1, 1},  {3, 4, 3, 2},  {4, 5, 5, 3},
 
 cpu::TiledOptions small_tiles(int threads = 1) { return {kTile, kTile - 1, threads}; }
 
-AttentionResult<float> to_float(const AttentionResult<double>& r) {
-  return {r.raw_scores.cast<float>(), r.scores.cast<float>(),  r.masked_scores.cast<float>(),
-          r.weights.cast<float>(),    r.output.cast<float>(),  r.logsumexp.cast<float>(),
-          r.entropy.cast<float>(),    r.max_weight.cast<float>(), r.scale};
-}
 
 /// Of two float evaluations a, b of ref, the one farther from it (the naive bar).
 template <class M, class R>
@@ -82,7 +78,7 @@ TEMPLATE_LIST_TEST_CASE("tiled forward and backward match the double reference a
         const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64, G);
         const auto f32 = attention_forward<float>(Qf, Kf, Vf, p32, c32);
         const auto g32a = attention_backward<float>(Qf, Kf, Vf, p32, c32, f32, Gf);
-        const auto g32b = attention_backward<float>(Qf, Kf, Vf, p32, c32, to_float(f64), Gf);
+        const auto g32b = attention_backward<float>(Qf, Kf, Vf, p32, c32, qktest::result_as<float>(f64), Gf);
         AttentionGrads<float> g32;
         g32.dQ = worse(g32a.dQ, g32b.dQ, g64.dQ);
         g32.dK = worse(g32a.dK, g32b.dK, g64.dK);

@@ -11,6 +11,7 @@
 
 #include "qkscope/qkscope.hpp"
 #include "qkscope/cpu/attention.hpp"
+#include "support/convert.hpp"
 #include "pipeline/emulate.hpp"
 
 using namespace qkscope;
@@ -21,14 +22,7 @@ namespace {
 
 template <class T = float>
 Mat<T> m2(std::initializer_list<std::initializer_list<double>> rows) {
-  Mat<T> m(Eigen::Index(rows.size()), Eigen::Index(rows.begin()->size()));
-  Eigen::Index i = 0;
-  for (const auto& r : rows) {
-    Eigen::Index j = 0;
-    for (double x : r) m(i, j++) = T(x);
-    ++i;
-  }
-  return m;
+  return qktest::mat<T>(rows);
 }
 
 KeepMask keep_of(std::initializer_list<std::initializer_list<bool>> rows) {

@@ -12,6 +12,7 @@
 #include "qkscope/detail/logit_range.hpp"
 #include "qkscope/qkscope.hpp"
 #include "qkscope/cpu/attention.hpp"
+#include "support/convert.hpp"
 
 using namespace qkscope;
 using Catch::Matchers::Contains;
@@ -21,14 +22,7 @@ namespace {
 
 template <class T = float>
 Mat<T> m1(std::initializer_list<std::initializer_list<double>> rows) {
-  Mat<T> m(Eigen::Index(rows.size()), Eigen::Index(rows.begin()->size()));
-  Eigen::Index i = 0;
-  for (const auto& r : rows) {
-    Eigen::Index j = 0;
-    for (double x : r) m(i, j++) = T(x);
-    ++i;
-  }
-  return m;
+  return qktest::mat<T>(rows);
 }
 
 template <class T = float>

@@ -18,6 +18,7 @@
 #include "qkscope/qkscope.hpp"
 #include "reference/reference.hpp"
 #include "support/compare.hpp"
+#include "support/convert.hpp"
 #include "support/random.hpp"
 
 using namespace qkscope;
@@ -44,21 +45,6 @@ ScoreParams<U> params_widen(const ScoreParams<S>& p) {
           qp::widen<U>(p.v), qp::widen<U>(p.b),   qp::widen<U>(p.w)};
 }
 
-template <class U>
-AttentionConfig<U> config_as(const AttentionConfig<float>& c) {
-  AttentionConfig<U> o;
-  o.score = c.score;
-  o.scale = c.scale;
-  o.temperature = c.temperature;
-  o.mask = c.mask;
-  o.bias.softcap = c.bias.softcap;
-  o.bias.alibi_slope = c.bias.alibi_slope;
-  o.bias.relative = c.bias.relative.cast<U>();
-  o.bias.dense = c.bias.dense.cast<U>();
-  o.normalizer = c.normalizer;
-  o.norm_options = c.norm_options;
-  return o;
-}
 
 std::vector<std::pair<std::string, MaskSpec>> masks(const Shape& s) {
   std::vector<std::pair<std::string, MaskSpec>> out;
@@ -115,7 +101,7 @@ TEMPLATE_TEST_CASE("mixed-precision attention matches the double reference on th
           INFO(qp::finfo<S>().name << ", score " << score << ", L_q=" << s.L_q << " L_k=" << s.L_k
                                    << " d=" << s.d_q << ", mask " << mask_name << ", normalizer " << n.name);
           const auto fast = qp::attention_forward_mixed(Q, K, V, pS, c);
-          const auto ref = reference::attention<double>(Q64, K64, V64, p64, config_as<double>(c));
+          const auto ref = reference::attention<double>(Q64, K64, V64, p64, qktest::config_as<double>(c));
           const auto naive = reference::attention<float>(qp::widen<float>(Q), qp::widen<float>(K),
                                                          qp::widen<float>(V), p32, c);
           CHECK_MATCHES_REFERENCE("masked_scores", fast.fp32.masked_scores, naive.masked_scores, ref.masked_scores);

@@ -20,6 +20,7 @@
 #include "support/compare.hpp"
 #include "support/random.hpp"
 #include "pipeline/emulate.hpp"
+#include "support/convert.hpp"
 
 using namespace qkscope;
 using Catch::Matchers::Contains;
@@ -41,20 +42,6 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-AttentionConfig<double> widen(const AttentionConfig<float>& f) {
-  AttentionConfig<double> d;
-  d.score = f.score;
-  d.scale = f.scale;
-  d.temperature = f.temperature;
-  d.mask = f.mask;
-  d.normalizer = f.normalizer;
-  d.norm_options = f.norm_options;
-  d.bias.softcap = f.bias.softcap;
-  d.bias.alibi_slope = f.bias.alibi_slope;
-  d.bias.relative = f.bias.relative.cast<double>();
-  d.bias.dense = f.bias.dense.cast<double>();
-  return d;
-}
 
 /// Runs one case on every path and checks "all agree with the reference or all refuse alike".
 void torture(const Torture& t) {
@@ -73,7 +60,7 @@ void torture(const Torture& t) {
   if (!e_core.empty() || !e_fast.empty()) return;
 
   const MatrixD Qd = t.Q.cast<double>(), Kd = t.K.cast<double>(), Vd = t.V.cast<double>();
-  const auto cd = widen(t.cfg);
+  const auto cd = qktest::config_as<double>(t.cfg);
   const auto ref = reference::attention<double>(Qd, Kd, Vd, {}, cd);
   const auto naive = reference::attention<float>(t.Q, t.K, t.V, {}, t.cfg);
   CHECK(core.weights.allFinite());

@@ -9,6 +9,7 @@
 import { select, type Selection } from 'd3';
 import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
+import { setSvgLabel } from './label';
 import { type Palette, colour, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
 import './heatmap.css';
 
@@ -40,7 +41,12 @@ interface Cell {
   masked: boolean;
 }
 
+/** Designed cell size; cells shrink to fit the container down to MIN_CELL (then the SVG scales). */
 const CELL = 66;
+const MIN_CELL = 18;
+/** Cells narrower than this print no number; below SMALL_CELL numbers use the smaller font. */
+const TEXT_CELL = 40;
+const SMALL_CELL = 54;
 const LEFT = 64;
 const TOP = 44;
 const PAD = 6;
@@ -54,6 +60,9 @@ export class Heatmap {
   private readonly tooltip: HTMLDivElement;
   private focus: [number, number] = [0, 0];
   private spec: HeatmapSpec | null = null;
+  /** Cell size of the last drawing, in CSS px (text stays at its CSS size, never scaled down). */
+  private cell = CELL;
+  private drawnWidth = 0;
   /** Called when the pointer or keyboard focus enters a cell (null on leave), to sync other charts. */
   onCellFocus: ((cell: [number, number] | null) => void) | null = null;
 
@@ -80,6 +89,12 @@ export class Heatmap {
       this.hideTooltip();
       this.onCellFocus?.(null);
     });
+    // Redraw with cells that fit the new width, so labels keep their size instead of shrinking.
+    if (typeof ResizeObserver === 'function') {
+      new ResizeObserver(() => {
+        if (this.spec && Math.abs(this.el.clientWidth - this.drawnWidth) > 2) this.update(this.spec);
+      }).observe(this.el);
+    }
   }
 
   /** The chart's SVG elements (plot, then legend), for export. */
@@ -102,8 +117,11 @@ export class Heatmap {
     const { rows, cols, data } = spec.values;
     const extent = extentOf(spec.palette, data);
     const fillOf = (x: number) => colour(spec.palette, x, extent);
-    const showText = showsText(rows, cols);
-    const width = Heatmap.naturalWidth(cols);
+    this.drawnWidth = this.el.clientWidth;
+    const avail = this.drawnWidth > 0 ? this.drawnWidth : Heatmap.naturalWidth(cols);
+    const CELL = (this.cell = Math.max(MIN_CELL, Math.min(66, Math.floor((avail - LEFT - PAD) / cols))));
+    const showText = showsText(rows, cols) && CELL >= TEXT_CELL;
+    const width = LEFT + cols * CELL + PAD;
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
 
@@ -113,6 +131,7 @@ export class Heatmap {
       .attr('height', height)
       .style('max-width', `${width}px`)
       .attr('aria-label', spec.label)
+      .classed('small-text', CELL < SMALL_CELL)
       .attr('data-rows', rows)
       .attr('data-cols', cols);
 
@@ -130,8 +149,8 @@ export class Heatmap {
       .data(cells, (d) => `${d.i},${d.j}`)
       .join((enter) => {
         const g = enter.append('g').attr('class', 'cell').attr('role', 'img');
-        g.append('rect').attr('width', CELL - 2).attr('height', CELL - 2).attr('rx', 3);
-        g.append('text').attr('x', (CELL - 2) / 2).attr('y', (CELL - 2) / 2).attr('dy', '0.35em').attr('text-anchor', 'middle');
+        g.append('rect').attr('rx', 3);
+        g.append('text').attr('dy', '0.35em').attr('text-anchor', 'middle');
         g.on('pointerenter', (_ev, d) => {
           this.showTooltip(d);
           this.onCellFocus?.([d.i, d.j]);
@@ -156,10 +175,14 @@ export class Heatmap {
       .attr('aria-label', (d) => spec.cellLabel(d.i + 1, d.j + 1, this.valueText(d)));
     join
       .select('rect')
+      .attr('width', CELL - 2)
+      .attr('height', CELL - 2)
       .attr('fill', (d) => (d.masked ? hatch : fillOf(d.value).fill))
       .classed('masked', (d) => d.masked);
     join
       .select('text')
+      .attr('x', (CELL - 2) / 2)
+      .attr('y', (CELL - 2) / 2)
       .text((d) => (!showText || d.masked ? '' : fixed(d.value, spec.decimals)))
       .attr('fill', (d) => (d.masked ? 'currentColor' : fillOf(d.value).ink));
 
@@ -172,6 +195,7 @@ export class Heatmap {
   }
 
   private drawAxes(rows: number, cols: number, spec: HeatmapSpec): void {
+    const CELL = this.cell;
     const axes = this.svg.select<SVGGElement>('g.axes');
     axes.selectAll('*').remove();
     axes.append('text').attr('class', 'axis-title').attr('x', LEFT + (cols * CELL) / 2).attr('y', 12).attr('text-anchor', 'middle').text(`${spec.colAxis} →`);
@@ -193,7 +217,9 @@ export class Heatmap {
     const grad = lg.select('defs').append('linearGradient').attr('id', gradId);
     stops.forEach((c, s) => grad.append('stop').attr('offset', `${s * 10}%`).attr('stop-color', c));
     const g = lg.append('g').attr('class', 'lg').attr('transform', 'translate(8,0)');
-    g.append('text').attr('class', 'legend-title').attr('x', 0).attr('y', 11).text(spec.legendTitle);
+    g.append('text').attr('class', 'legend-title').attr('x', 0).attr('y', 11).each(function () {
+      setSvgLabel(this, spec.legendTitle);
+    });
     g.append('rect').attr('x', 0).attr('y', 16).attr('width', barW).attr('height', 10).attr('rx', 2).attr('fill', `url(#${gradId})`);
     ticks.forEach((t, k) => {
       const x = (k * barW) / 2;
@@ -218,9 +244,10 @@ export class Heatmap {
     const host = plot.getBoundingClientRect();
     const tip = this.tooltip.getBoundingClientRect();
     const left = Math.max(0, Math.min(host.width - tip.width, box.left - host.left + box.width / 2 - tip.width / 2));
-    const top = box.top - host.top - tip.height - 6;
+    // Below the grid, under the cell's column: it never hides a row the reader is comparing.
+    const grid = this.svg.node()!.getBoundingClientRect();
     this.tooltip.style.left = `${left}px`;
-    this.tooltip.style.top = `${top < 0 ? box.bottom - host.top + 6 : top}px`;
+    this.tooltip.style.top = `${grid.bottom - host.top + 2}px`;
   }
 
   private hideTooltip(): void {

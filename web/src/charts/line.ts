@@ -8,7 +8,7 @@
  *     series: [{ id: 'raw', label: 'q·k', points: [{ x: 16, y: 15.8 }, ...] }] });
  */
 import { axisBottom, axisLeft, line as d3line, scaleLinear, scaleLog } from 'd3';
-import { type AxisSpec, MARGIN, type Mark, XYChart, defaultFormat } from './xy';
+import { type AxisSpec, MARGIN, type Mark, XYChart, defaultFormat, textWidth } from './xy';
 
 export interface LineSeries {
   id: string;
@@ -28,13 +28,14 @@ export interface LineSpec {
   y: AxisSpec;
   series: LineSeries[];
   height?: number;
-  /** A vertical rule at x, with a short label. */
-  marker?: { x: number; label: string };
+  /** A vertical rule at x, with a short label at the top of the plot (or the bottom, away from lines near the top). */
+  marker?: { x: number; label: string; at?: 'top' | 'bottom' };
   /** aria-label / tooltip of a point (default "series: x = …, y = …"). */
   pointLabel?: (s: LineSeries, p: { x: number; y: number }) => string;
 }
 
-function scaleOf(axis: AxisSpec, values: number[], range: [number, number]) {
+/** The axis scale; `nice` widens a linear or y range to round ends (never an x range on log axes, which would run past the data). */
+function scaleOf(axis: AxisSpec, values: number[], range: [number, number], nice = true) {
   const log = axis.scale === 'log';
   const finite = values.filter((v) => Number.isFinite(v) && (!log || v > 0));
   let lo = axis.domain?.[0] ?? Math.min(...finite);
@@ -43,7 +44,7 @@ function scaleOf(axis: AxisSpec, values: number[], range: [number, number]) {
   if (lo === hi) [lo, hi] = log ? [lo / 2, hi * 2] : [lo - 1, hi + 1];
   if (log) {
     const s = scaleLog().domain([lo, hi]).range(range);
-    return axis.domain ? s : s.nice();
+    return axis.domain || !nice ? s : s.nice();
   }
   const s = scaleLinear().domain([lo, hi]).range(range);
   return axis.domain ? s : s.nice();
@@ -51,7 +52,10 @@ function scaleOf(axis: AxisSpec, values: number[], range: [number, number]) {
 
 /** Tick values: the given ones, else a few round ones (powers for log axes). */
 function ticksOf(axis: AxisSpec, scale: ReturnType<typeof scaleOf>, count: number): number[] {
-  if (axis.ticks) return axis.ticks;
+  if (axis.ticks) {
+    const [a, b] = scale.domain() as [number, number];
+    return axis.ticks.filter((v) => v >= Math.min(a, b) * (1 - 1e-9) && v <= Math.max(a, b) * (1 + 1e-9));
+  }
   if (axis.scale === 'log') {
     const [lo, hi] = scale.domain() as [number, number];
     const out: number[] = [];
@@ -71,18 +75,19 @@ export class LineChart extends XYChart<LineSpec> {
   protected draw(spec: LineSpec, width: number): void {
     const height = spec.height ?? 300;
     const top = MARGIN.top + this.legend(spec.series.map((s, k) => ({ label: s.label, color: s.color ?? k, dashed: s.dashed, kind: 'line' as const })), width);
-    const left = MARGIN.left;
     const right = width - MARGIN.right;
     const bottom = height - MARGIN.bottom;
     this.svg.attr('viewBox', `0 0 ${width} ${height}`).attr('width', width).attr('height', height);
     const xs = spec.series.flatMap((s) => s.points.map((p) => p.x));
     const ys = spec.series.flatMap((s) => s.points.map((p) => p.y));
-    const x = scaleOf(spec.x, spec.marker ? [...xs, spec.marker.x] : xs, [left, right]);
     const y = scaleOf(spec.y, ys, [bottom, top + 6]);
     const fx = spec.x.format ?? defaultFormat;
     const fy = spec.y.format ?? defaultFormat;
-    const xt = ticksOf(spec.x, x, Math.max(2, Math.floor((right - left) / 80)));
     const yt = ticksOf(spec.y, y, 5);
+    // Room for the widest y tick label plus the rotated axis title, so the title never sits on a tick.
+    const left = Math.max(MARGIN.left, 34 + Math.max(0, ...yt.map((v) => textWidth(fy(v)) * 0.92)));
+    const x = scaleOf(spec.x, spec.marker ? [...xs, spec.marker.x] : xs, [left, right], spec.x.scale !== 'log');
+    const xt = ticksOf(spec.x, x, Math.max(2, Math.floor((right - left) / 80)));
 
     this.svg.append('g').attr('class', 'grid').selectAll('line').data(yt).join('line')
       .attr('x1', left).attr('x2', right).attr('y1', (v) => y(v)).attr('y2', (v) => y(v));
@@ -96,7 +101,7 @@ export class LineChart extends XYChart<LineSpec> {
       const mx = x(spec.marker.x);
       const g = this.svg.append('g').attr('class', 'rule');
       g.append('line').attr('class', 's-6').attr('x1', mx).attr('x2', mx).attr('y1', top).attr('y2', bottom).attr('stroke-dasharray', '2 3');
-      g.append('text').attr('x', Math.min(right - 4, mx + 4)).attr('y', top + 12).attr('text-anchor', mx + 4 > right - 60 ? 'end' : 'start').text(spec.marker.label);
+      g.append('text').attr('x', Math.min(right - 4, mx + 4)).attr('y', spec.marker.at === 'bottom' ? bottom - 6 : top + 12).attr('text-anchor', mx + 4 > right - 60 ? 'end' : 'start').text(spec.marker.label);
     }
 
     // Lines stay inside the plot area (reference lines may run past the axes).

@@ -6,10 +6,11 @@
  * Series colours are the Okabe–Ito palette via CSS variables --series-0..6 (class s-<k>).
  */
 import { select, format as d3format, type Selection } from 'd3';
+import { setSvgLabel } from './label';
 import './xy.css';
 
 export interface AxisSpec {
-  /** Plain text (no TeX): e.g. "dₖ", "variance". */
+  /** Plain text with the notation of label.ts (no TeX): e.g. "dₖ", "log L_k", "variance". */
   label: string;
   scale?: 'linear' | 'log';
   /** Fixed ends; null takes that end from the data. */
@@ -120,7 +121,9 @@ export abstract class XYChart<Spec> {
       if (it.kind === 'line')
         g.append('line').attr('class', `line s-${it.color}`).attr('x1', x).attr('x2', x + 24).attr('y1', y).attr('y2', y).attr('stroke-dasharray', it.dashed ? '6 4' : null);
       else g.append('rect').attr('class', `swatch s-${it.color}`).attr('x', x + 4).attr('y', y - 6).attr('width', 14).attr('height', 12).attr('rx', 2);
-      g.append('text').attr('class', 'legend-label').attr('x', x + 30).attr('y', y).attr('dy', '0.35em').text(it.label);
+      g.append('text').attr('class', 'legend-label').attr('x', x + 30).attr('y', y).attr('dy', '0.35em').each(function () {
+        setSvgLabel(this, it.label);
+      });
       x += w;
     }
     return items.length ? y + 16 : 0;
@@ -128,8 +131,12 @@ export abstract class XYChart<Spec> {
 
   /** Axis titles: x under the plot, y rotated at the left. */
   protected axisTitles(x: string, y: string, left: number, right: number, top: number, bottom: number): void {
-    this.svg.append('text').attr('class', 'axis-title').attr('x', (left + right) / 2).attr('y', bottom + 38).attr('text-anchor', 'middle').text(x);
-    this.svg.append('text').attr('class', 'axis-title').attr('transform', `translate(14,${(top + bottom) / 2}) rotate(-90)`).attr('text-anchor', 'middle').text(y);
+    this.svg.append('text').attr('class', 'axis-title').attr('x', (left + right) / 2).attr('y', bottom + 38).attr('text-anchor', 'middle').each(function () {
+      setSvgLabel(this, x);
+    });
+    this.svg.append('text').attr('class', 'axis-title').attr('transform', `translate(14,${(top + bottom) / 2}) rotate(-90)`).attr('text-anchor', 'middle').each(function () {
+      setSvgLabel(this, y);
+    });
   }
 
   /** Draws the focusable marks (points or bars) and wires tooltips and keys. */

@@ -51,7 +51,7 @@ export const en: Catalog = {
       current: 'Fill with the current matrices',
       applied: 'Applied: Q {lq} × {dq}, K {lk} × {dk}, V {lk} × {dv}.',
       empty: 'Nothing to read: paste JSON or CSV first.',
-      json: 'This is not valid JSON: {message}',
+      json: 'This is not valid JSON: it stops making sense at line {line}, column {col}, near “{near}”.',
       jsonShape: 'The JSON must be an object with "Q" and "K" (and optionally "V"), each a list of rows of numbers, e.g. {"Q": [[1, 0]], "K": [[1, 0]]}.',
       notNumber: '{m}, row {i}, column {j}: “{text}” is not a number.',
       ragged: '{m}, row {i} has {got} entries, but row 1 has {expected}.',

@@ -18,7 +18,7 @@ export interface PasteLimits {
 
 export type PasteError =
   | { code: 'empty' }
-  | { code: 'json'; message: string }
+  | { code: 'json'; line: number; col: number; near: string }
   | { code: 'jsonShape' }
   | { code: 'notNumber'; m: string; i: number; j: number; text: string }
   | { code: 'ragged'; m: string; i: number; got: number; expected: number }
@@ -142,6 +142,27 @@ function fromCsv(text: string, lim: PasteLimits): PasteResult {
   return finish(named.get('Q'), named.get('K'), named.get('V'), lim);
 }
 
+/**
+ * Where JSON.parse stopped, as line, column and the text there: the engine's own message is
+ * English and differs between browsers, so only the position is taken from it (V8 and
+ * Firefox give "position N" or "line L column C"; without one, the end of the text).
+ */
+function jsonError(text: string, message: string): PasteError {
+  const lc = /line (\d+) column (\d+)/.exec(message);
+  const pos = /position (\d+)/.exec(message);
+  let at = text.length;
+  if (pos) at = Math.min(text.length, Number(pos[1]));
+  else if (lc) {
+    const lines = text.split('\n');
+    at = lines.slice(0, Number(lc[1]) - 1).reduce((n, l) => n + l.length + 1, 0) + Number(lc[2]) - 1;
+  }
+  const before = text.slice(0, at);
+  const line = before.split('\n').length;
+  const col = at - before.lastIndexOf('\n');
+  const near = text.slice(Math.max(0, at - 12), at + 12).replace(/\s+/g, ' ').trim();
+  return { code: 'json', line, col, near: near || '…' };
+}
+
 /** Parses pasted text (JSON when it starts with '{', else CSV). */
 export function parseMatrices(text: string, lim: PasteLimits): PasteResult {
   const s = text.trim();
@@ -152,7 +173,7 @@ export function parseMatrices(text: string, lim: PasteLimits): PasteResult {
     try {
       value = JSON.parse(s);
     } catch (e) {
-      return fail({ code: 'json', message: short(e instanceof Error ? e.message : String(e)).slice(0, 80) });
+      return fail(jsonError(s, e instanceof Error ? e.message : String(e)));
     }
     return fromJson(value, lim);
   }

@@ -1,10 +1,12 @@
 // qkscope/detail/check.hpp — argument validation that throws std::invalid_argument
 // with a message naming the argument and the offending shape or value.
 // Why: bad input must surface as a catchable error (also in JS), never abort or NaN.
+// Numbers are formatted with snprintf, not iostreams: an ostringstream pulls the whole
+// locale machinery into every WebAssembly build (about 5 KB of the widget's gzipped budget).
 #pragma once
 
 #include <cmath>
-#include <sstream>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -13,9 +15,7 @@
 namespace qkscope::detail {
 
 inline std::string shape_str(Eigen::Index rows, Eigen::Index cols) {
-  std::ostringstream s;
-  s << "(" << rows << ", " << cols << ")";
-  return s.str();
+  return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
 }
 
 template <class Derived>
@@ -23,13 +23,15 @@ std::string shape_of(const Eigen::EigenBase<Derived>& m) {
   return shape_str(m.rows(), m.cols());
 }
 
-/// A number as a person would write it: shortest round-trip form ("0", "1e-09", "-inf").
-inline std::string num(double x) {
-  std::ostringstream s;
-  s.precision(9);
-  s << x;
-  return s.str();
+/// x in printf's %g form with `digits` significant digits ("0", "1e-09", "-inf").
+inline std::string num_g(double x, int digits) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
 }
+
+/// A number as a person would write it, to 9 significant digits ("0", "1e-09", "-inf").
+inline std::string num(double x) { return num_g(x, 9); }
 
 [[noreturn]] inline void fail(const std::string& what) { throw std::invalid_argument(what); }
 
@@ -58,21 +60,14 @@ template <class Derived>
 void require_finite(const Eigen::MatrixBase<Derived>& m, const char* name) {
   for (Eigen::Index i = 0; i < m.rows(); ++i)
     for (Eigen::Index j = 0; j < m.cols(); ++j)
-      if (!std::isfinite(static_cast<double>(m(i, j)))) {
-        std::ostringstream s;
-        s << name << " must be finite, got " << static_cast<double>(m(i, j)) << " at (" << i << ", "
-          << j << ")";
-        fail(s.str());
-      }
+      if (!std::isfinite(static_cast<double>(m(i, j))))
+        fail(std::string(name) + " must be finite, got " + num_g(static_cast<double>(m(i, j)), 6) + " at (" +
+             std::to_string(i) + ", " + std::to_string(j) + ")");
 }
 
 /// A scalar parameter must be finite and > 0.
 inline void require_positive(double value, const char* name) {
-  if (!(value > 0) || !std::isfinite(value)) {
-    std::ostringstream s;
-    s << name << " must be finite and > 0, got " << num(value);
-    fail(s.str());
-  }
+  if (!(value > 0) || !std::isfinite(value)) fail(std::string(name) + " must be finite and > 0, got " + num(value));
 }
 
 }  // namespace qkscope::detail

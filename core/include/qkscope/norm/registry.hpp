@@ -125,13 +125,16 @@ void visit_normalizer(std::string_view name, Fn&& fn) {
 }
 
 /// True when normalizer `name` has an online (streaming) form (N::online), i.e. runs on the
-/// tiled CPU and the CUDA kernels. Throws std::invalid_argument for an unknown name.
+/// tiled CPU and the CUDA kernels; false for the others and for unknown names (the core then
+/// reports those, in its own order of checks).
+template <class N>
+constexpr bool is_online() {
+  if constexpr (requires { N::online; }) return N::online;
+  else return false;
+}
 inline bool online_normalizer(std::string_view name) {
-  bool online = false;
-  visit_normalizer(name, [&](auto n) {
-    if constexpr (requires { decltype(n)::online; }) online = decltype(n)::online;
-  });
-  return online;
+  return std::apply([&](auto... n) { return ((name == decltype(n)::name && is_online<decltype(n)>()) || ...); },
+                    Normalizers{});
 }
 
 }  // namespace qkscope

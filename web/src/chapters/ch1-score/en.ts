@@ -47,7 +47,7 @@ $$X = {{X}}, \qquad Q = K = V = X.$$
 
 $$XX^\top = {{XXt}}.$$
 
-The diagonal holds each token scored against itself, and it is the largest entry of every row: a token shares all its features with itself. Tokens 1 and 2 share none, so their score is 0.
+The diagonal holds each token scored against itself, and here it is the largest entry of every row. That is a property of this example, not of attention: $W_Q = W_K$ makes each score $x_i \cdot x_j$, and every token has the same norm $\sqrt 2$, so by the Cauchy–Schwarz inequality no other token can score higher against $x_i$ than $x_i$ itself. With $W_Q \ne W_K$, or tokens of different norms, a key can outscore the query's own token. Tokens 1 and 2 share no feature, so their score is 0.
 
 **Step 2: scale.** Scaled dot product divides by $\sqrt{d_k} = \sqrt{ {{dk}} } = {{sqrtdk}}$:
 
@@ -95,7 +95,7 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
   ],
   figure: {
     title: 'Figure 1.1. Scores, weights and output, computed live',
-    caption: r`With the worked example, the largest weight of every row sits on the diagonal: each token matches itself best. Scores use a diverging palette centred at 0 (blue below, red above), weights a sequential palette on the fixed range 0 to 1, so colours stay comparable as you change the inputs. Hatched cells are masked: their logit is $-\infty$ and their weight is exactly 0, not merely small.`,
+    caption: r`With the worked example, the largest weight of every row sits on the diagonal, because $W_Q = W_K$ and all tokens have the same norm; with other inputs it need not. Scores use a diverging palette centred at 0 (blue below, red above), weights a sequential palette on the fixed range 0 to 1, so colours stay comparable as you change the inputs. Hatched cells are masked: their logit is $-\infty$ and their weight is exactly 0, not merely small.`,
     controls: 'Controls',
     score: 'Scoring function',
     formula: 'Formula',
@@ -145,7 +145,7 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
     statsMax: 'max weight',
     statsArgmax: 'on key',
     statsEntropy: 'entropy H (nats)',
-    statsSupport: 'effective keys e^H',
+    statsSupport: 'effective support e^H',
     statsEmpty: 'no valid key',
     errorTitle: 'This configuration cannot be computed:',
     errorStale: 'The charts below still show the last valid result.',

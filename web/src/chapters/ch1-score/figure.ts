@@ -8,6 +8,8 @@
  */
 import type { ForwardResult, QkScope, ScoreInfo } from '@qkscope/wasm';
 import { type Catalog, fill } from '../../i18n';
+import { coreMessage } from '../../i18n/core-errors';
+import { labelNodes } from '../../charts/label';
 import { Heatmap } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { MatrixEditor } from '../../widget/matrix-editor';
@@ -82,7 +84,9 @@ export class ScoreFigure {
       for (let n = range.min; n <= range.max; n++) sel.append(h('option', { value: String(n), textContent: String(n) }));
       sel.addEventListener('change', () => store.set(withSizes(store.get(), { [key]: Number(sel.value) })));
       this.sizes.set(key, sel);
-      sizeRow.append(h('label', { className: 'size', htmlFor: sel.id }, h('span', { innerHTML: inline(t[key]) }), sel));
+      // Plain text with a real subscript (not KaTeX, whose visible part is hidden from
+      // assistive technology): the label then names the select ("dq").
+      sizeRow.append(h('label', { className: 'size', htmlFor: sel.id }, h('span', { className: 'size-name' }, ...labelNodes(t[key].replace(/\$/g, ''))), sel));
     }
     const editor = (m: 'q' | 'k' | 'v', symbol: string, title: string) =>
       new MatrixEditor({
@@ -173,12 +177,12 @@ export class ScoreFigure {
     try {
       result = this.qk.forward(figureOptions(s));
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
+      const message = coreMessage(this.cat.lang, e);
       this.alert.replaceChildren(h('strong', { textContent: t.errorTitle }), ' ', h('span', { className: 'alert-message', textContent: message }));
       // A hint built from the registry: which scoring functions accept different widths.
       if (info?.sameDim && s.dq !== s.dk) {
         const names = this.infos.filter((f) => !f.sameDim).map((f) => this.cat.scoreLabels[f.name] ?? f.label);
-        if (names.length) this.alert.append(h('p', { innerHTML: inline(fill(t.errorSameDim, { names: names.join(', ') })) }));
+        if (names.length) this.alert.append(h('p', { innerHTML: inline(fill(t.errorSameDim, { names: names.join(this.cat.lang === 'zh' ? '、' : ', ') })) }));
       }
       if (this.drawn) this.alert.append(h('p', { textContent: t.errorStale }));
       this.alert.hidden = false;

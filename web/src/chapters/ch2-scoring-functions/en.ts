@@ -48,7 +48,7 @@ Things to try:
 
 **Bilinear.** The figure uses $W = I + \alpha N$, where $N$ has independent standard normal entries. At $\alpha = 0$ the bilinear weights equal the dot-product weights exactly; on the default inputs the largest difference between the two panels is $ {{bilDiff}}$. As $\alpha$ grows, $W$ mixes features before comparing them: the bilinear panel drifts away from the dot product while keeping the same kind of structure. This is why initialising $W$ near the identity makes bilinear attention start out as dot-product attention.
 
-**Additive.** The hidden size $d_h$ is the number of $\tanh$ units that each pair passes through. With $d_h = 1$ the score is $v \tanh(w_q^\top q + w_k^\top k + b)$ with scalars $v, b$: since $\tanh$ is increasing, every query ranks the keys in the same order, that of $w_k^\top k$, and only the sharpness differs. Larger $d_h$ lets different queries prefer different keys. The price is the $L_q \times L_k \times d_h$ work (and, in the naive broadcast implementation, memory) that chapter 7 measures.
+**Additive.** The hidden size $d_h$ is the number of $\tanh$ units that each pair passes through. With $d_h = 1$ the score is $v \tanh(w_q^\top q + w_k^\top k + b)$ with scalars $v, b$. Since $\tanh$ is increasing, every query ranks the keys in the same order: that of $w_k^\top k$ when $v > 0$, and the reverse when $v < 0$. What the query changes is the spacing: its term $w_q^\top q$ shifts every argument of $\tanh$, and where that lands on the saturated flanks the key scores are squeezed together, near the centre they stay apart, so both the sharpness and the relative gaps between keys differ from query to query. Larger $d_h$ lets different queries prefer different keys. The price is the $L_q \times L_k \times d_h$ work (and, in the naive broadcast implementation, memory) that chapter 7 measures.
 
 **Linear concat** has a vector $w$ of length $d_q + d_k$, also from the seed.`,
     },
@@ -61,7 +61,7 @@ Some pairs worth comparing:
 
 - *Dot product* against *scaled dot product*: the same ranking in every row, but the scaled version is flatter, so the difference is positive on each row's favourite key and negative on its weakest keys.
 - *Dot product* against *cosine similarity*: much of the disagreement sits on key 3, the key with the largest norm.
-- *Dot product* against *bilinear* at $\alpha = 0$: identically zero. Then raise $\alpha$ in Figure 2.1.
+- *Dot product* against *bilinear*: set $\alpha$ to 0 in Figure 2.1 (its default is $ {{alpha0}}$) and the difference is identically zero; raise $\alpha$ again and it grows.
 - *Linear concat* against anything: look at its own weights first.
 - *Dot product* against *negative squared Euclidean distance*: in row 1 the dot product prefers key 3, twice as long as the query; the distance prefers key 1, which equals the query.
 

@@ -7,6 +7,7 @@
  */
 import type { Matrix, ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
+import { coreMessage } from '../../i18n/core-errors';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { MatrixEditor } from '../../widget/matrix-editor';
@@ -15,6 +16,7 @@ import { MATRIX_LIMITS } from '../../model/url-state';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { setLabel } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { PasteBox } from '../shared/paste';
 import { controlGroup, integer, radios, select, slider } from '../shared/controls';
@@ -105,7 +107,7 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
       const o = outcomes.find((x) => x.name === p.name)!;
       if (!o.result) {
         p.hm.el.hidden = true;
-        p.note.textContent = o.info.sameDim && s.q[0]!.length !== s.k[0]!.length ? t.needsSameDim : fill(c.cannotCompute, { message: o.error });
+        setLabel(p.note, o.info.sameDim && s.q[0]!.length !== s.k[0]!.length ? t.needsSameDim : fill(c.cannotCompute, { message: coreMessage(ctx.lang, o.error) }));
         p.note.classList.add('c2-error');
         continue;
       }
@@ -172,7 +174,7 @@ export function differenceView(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
     } catch (e) {
       row.hidden = true;
       last = null;
-      summary.textContent = fill(c.cannotCompute, { message: e instanceof Error ? e.message : String(e) });
+      summary.textContent = fill(c.cannotCompute, { message: coreMessage(ctx.lang, e) });
       return;
     }
     row.hidden = false;

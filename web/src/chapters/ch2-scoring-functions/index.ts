@@ -37,6 +37,7 @@ function vars(qk: QkScope): Vars {
     lcSpread: lc ? tex(columnSpread(lc.weights), 6, true) : '?',
     lcRow: lc ? texRow(row(lc.weights, 0), 3) : '?',
     bilDiff: tex(bilDiff, 6, true),
+    alpha0: String(makeSpec([]).alpha.default),
   };
 }
 

@@ -23,7 +23,7 @@ export interface Ch2Inputs {
   seed: number;
 }
 
-export type Outcome = { name: ScoreName; info: ScoreInfo; result: ForwardResult; error?: undefined } | { name: ScoreName; info: ScoreInfo; result?: undefined; error: string };
+export type Outcome = { name: ScoreName; info: ScoreInfo; result: ForwardResult; error?: undefined } | { name: ScoreName; info: ScoreInfo; result?: undefined; error: Error };
 
 /** W = I + alpha * N for bilinear, (d_q, d_k); I is the rectangular identity. */
 export function bilinearW(alpha: number, seed: number, dq: number, dk: number): Matrix {
@@ -47,7 +47,7 @@ export function runAll(qk: QkScope, s: Ch2Inputs): Outcome[] {
     try {
       return { name: info.name, info, result: qk.forward(optionsFor(info.name, s)) };
     } catch (e) {
-      return { name: info.name, info, error: e instanceof Error ? e.message : String(e) };
+      return { name: info.name, info, error: e instanceof Error ? e : new Error(String(e)) };
     }
   });
 }

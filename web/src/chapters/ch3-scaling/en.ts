@@ -51,7 +51,7 @@ Figure 3.2 measures both effects against $d_k$ on random queries and keys: the m
       title: 'What the scale does, and what it does not',
       body: r`- It keeps the logits on the same scale at every width, under the assumption of independent, unit-variance entries, which holds roughly at initialisation. During training $q$ and $k$ are learned and their statistics change; the scale fixes the starting point, not the whole trajectory.
 - It does not change which key wins: dividing a row by a positive number preserves the order of its scores. It changes how decisively the winner wins, and how much gradient flows back.
-- It applies to dot products. Cosine similarity is already bounded in $[-1, 1]$; additive scores pass through $\tanh$, whose outputs are bounded and weighted by $v$.
+- It applies to dot products, and to bilinear scores too: with $W$ near the identity, $q^\top W k$ is close to $q \cdot k$ and has variance about $d$ for unit-variance entries, so unscaled bilinear logits grow with the width in the same way. qkscope's default scale for bilinear is $ {{bilScale}}$ (no division, as in Luong et al.); pass $1/\sqrt{d_k}$ as the scale, or keep $W$ small, when $d$ is large. Cosine similarity is already bounded in $[-1, 1]$; additive scores pass through $\tanh$, whose outputs are bounded and weighted by $v$.
 - In the core, the scale is a separate parameter of the pipeline (default $1/\sqrt{d_k}$ for the scaled dot product), applied before masks and before the temperature.`,
     },
   ],

@@ -3,6 +3,7 @@
  * shown by a Monte Carlo run in the browser through the core's forward(), and what large
  * logits do to softmax (saturation, vanishing Jacobian). State in the URL under "c3.".
  */
+import type { QkScope } from '@qkscope/wasm';
 import { tex } from '../../model/format';
 import { defineChapter } from '../types';
 import { makeSpec } from './model';
@@ -17,27 +18,34 @@ function texSci(x: number, digits = 2): string {
   return `${m} \\times 10^{${Number(e)}}`;
 }
 
-/** Two keys whose logits differ by `gap`: the larger weight and the Jacobian entry p(1 - p). */
-function twoKeys(gap: number): { p: number; j: number } {
-  const p = 1 / (1 + Math.exp(-gap));
-  return { p, j: p * (1 - p) };
+/**
+ * Two keys whose logits differ by `gap`, through the core's softmax (dot score, q = [1]):
+ * the larger weight p, the smaller one (1 - p, read directly: float32 cannot hold p's
+ * distance from 1 at large gaps) and the Jacobian entry p(1 - p).
+ */
+function twoKeys(qk: QkScope, gap: number): { p: number; rest: number; j: number } {
+  const w = qk.forward({ query: [[1]], key: [[gap], [0]], value: [[0], [0]], score: 'dot' }).weights.data;
+  return { p: w[0]!, rest: w[1]!, j: w[0]! * w[1]! };
 }
 
 export default defineChapter<Ch3Text>({
   id: 'ch3',
   ns: 'c3',
   text: { en, zh },
-  vars: () => {
+  vars: (ctx) => {
     const std = Math.sqrt(512);
-    const big = twoKeys(std);
-    const small = twoKeys(1);
+    // The scale the core uses for bilinear when none is given (its registry default).
+    const bil = ctx.qk.forward({ query: [[1, 0]], key: [[1, 0]], value: [[0]], score: 'bilinear', params: { W: [[1, 0], [0, 1]] } });
+    const big = twoKeys(ctx.qk, std);
+    const small = twoKeys(ctx.qk, 1);
     return {
       std512: tex(std, 1),
       pSmall: tex(small.p, 3),
       jSmall: tex(small.j, 3),
       gapBig: tex(std, 1),
-      pBig: `1 - ${texSci(1 - big.p)}`,
+      pBig: `1 - ${texSci(big.rest)}`,
       jBig: texSci(big.j),
+      bilScale: tex(bil.scale, 4, true),
     };
   },
   render(ctx, view) {

@@ -78,7 +78,7 @@ So a weight says how much better a key matches than the other keys of the same r
   ],
   fig: {
     title: 'Figure 4.1. Temperature, entropy and effective support',
-    caption: r`as $\tau$ falls the selected row's entropy drops toward 0, its max weight climbs toward 1 and the softmax row meets the hard one-hot row; as $\tau$ grows every row approaches the uniform $1/6$ and the entropy approaches $\log 6$. The order of the keys never changes.`,
+    caption: r`As $\tau$ falls the selected row's entropy drops toward 0, its max weight climbs toward 1 and the softmax row meets the hard one-hot row; as $\tau$ grows every row approaches the uniform $1/6$ and the entropy approaches $\log 6$. The order of the keys never changes.`,
     tau: 'Temperature τ',
     tauHint: 'Log scale: each step multiplies τ by the same factor.',
     row: 'Row (query)',

@@ -15,6 +15,7 @@ import { row } from '../../model/matrix';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { labelNodes } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { controlGroup, radios, slider } from '../shared/controls';
 import { C4_SCORES, distanceToHard, entropySweep, logGrid, run } from './model';
@@ -32,7 +33,7 @@ export function tauText(tau: number): string {
 function readout(id: string, label: string): { el: HTMLElement; set: (value: number, text: string, note: string) => void } {
   const value = h('span', { className: 'c4-value' });
   const note = h('span', { className: 'c4-note' });
-  const el = testId(h('div', { className: 'c4-readout' }, h('span', { className: 'c4-label', textContent: label }), value, note), id);
+  const el = testId(h('div', { className: 'c4-readout' }, h('span', { className: 'c4-label' }, ...labelNodes(label)), value, note), id);
   return {
     el,
     set: (v, text, n) => {
@@ -106,7 +107,7 @@ export function temperatureFigure(ctx: Ctx, store: Store<Ch4Spec>): HTMLElement 
         ...sweep.map((hs, k) => ({ id: `row${k + 1}`, label: fill(t.rowSeries, { i: k + 1 }), points: taus.map((x, n) => ({ x, y: hs[n]! })), markers: false })),
         { id: 'uniform', label: t.uniform, points: [{ x: taus[0]!, y: Math.log(L) }, { x: taus[taus.length - 1]!, y: Math.log(L) }], dashed: true, markers: false, color: 6 },
       ],
-      marker: { x: tau, label: `τ = ${tauText(tau)}` },
+      marker: { x: tau, label: `τ = ${tauText(tau)}`, at: 'bottom' },
     });
   };
 

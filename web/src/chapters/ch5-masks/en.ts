@@ -39,7 +39,9 @@ $$\text{top-left: } j \le i, \qquad \text{bottom-right: } j \le i + (L_k - L_q).
 
 Top-left aligns the first query with the first key. Bottom-right aligns the *last* query with the *last* key, which is what decoding with a KV cache needs: the $L_q$ new tokens come after the $L_k - L_q$ cached ones, so the last query must see every key. FlashAttention switched from top-left to bottom-right in version 2.1, so code written for one silently changes meaning under the other. The window follows the same diagonal.
 
-Figure 5.1 draws both alignments side by side. With $L_q = L_k$ they agree; set $L_q = 2$, $L_k = 4$ and the last query sees 2 keys under top-left and all 4 under bottom-right. Under top-left, a query can also end up seeing nothing at all when $L_q > L_k$ is combined with padding: its row is then fully masked (last section).`,
+Figure 5.1 draws both alignments side by side. With $L_q = L_k$ they agree; set $L_q = 2$, $L_k = 4$ and the last query sees 2 keys under top-left and all 4 under bottom-right.
+
+With *more* queries than keys ($L_q > L_k$) the offset $L_k - L_q$ is negative, and bottom-right alignment leaves the first $L_q - L_k$ queries with no key at all, even without any padding: their rows are fully masked (last section). Computed by the core for a causal mask with $L_q = {{brLq}}$ and $L_k = {{brLk}}$, the rows with no visible key are {{brEmpty}} under bottom-right alignment and {{tlEmpty}} under top-left. Under top-left, query $i$ always sees key 1, so a row empties only when every key is padded or a window excludes key 1. Set $L_q = {{brLq}}$, $L_k = {{brLk}}$ in Figure 5.1 to see it.`,
     },
     {
       id: 'c5-alibi',
@@ -100,7 +102,8 @@ Many implementations avoid $-\infty$ by filling masked scores with a large negat
 
 - $-10^9$ does not fit in float16 (largest magnitude 65504): it is stored as $-\infty$, and the NaN is back. PyTorch's masked_fill refuses the value for float16 with an overflow error.
 - In bfloat16 the same constant is rounded to $ {{bf16}}$: finite, so no NaN.
-- A finite fill, $-10^4$ or the dtype's most negative value (torch.finfo(dtype).min), never gives NaN, but a fully masked row then becomes *uniform* over the masked keys: the query silently attends to padding.
+- A finite fill written with masked_fill (which *replaces* the masked scores), $-10^4$ or the dtype's most negative value (torch.finfo(dtype).min), never gives NaN, but a fully masked row then becomes *uniform* over the masked keys: the query silently attends to padding.
+- The same finfo.min used as an *additive* mask, scores $+$ finfo(float16).min computed in float16, is not safe: a score below about $-16$ pushes the sum past $-65504$, it rounds to $-\infty$, and a fully masked row is NaN again. Live from the core, in float16: the masked row $ {{addScores}}$ plus $-65504$ is stored as $ {{addLogits}}$ and its softmax is $ {{addWeights}}$. With the milder scores $ {{mildScores}}$ the sums round back to $-65504$ and the row is uniform: $ {{mildWeights}}$.
 - A finite fill that is too small in size, such as $-10^4$, can lose to real scores that are themselves very negative.
 
 The safe recipe is the one qkscope uses: keep scores and softmax in float32 even for float16 or bfloat16 inputs (mixed precision), subtract the row maximum before exponentiating, mask with $-\infty$, and handle empty rows explicitly. Figure 5.6 runs the careless recipe in each dtype and with each fill value, next to the safe one.`,
@@ -108,7 +111,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   ],
   figMask: {
     title: 'Figure 5.1. Padding, causal and sliding-window masks, top-left vs bottom-right',
-    caption: r`with $L_q < L_k$ the bottom-right diagonal is shifted right by $L_k - L_q$, so the last query sees every valid key, while top-left lets it see only the first $L_q$. Hatched cells are masked: weight exactly 0.`,
+    caption: r`With $L_q < L_k$ the bottom-right diagonal is shifted right by $L_k - L_q$, so the last query sees every valid key, while top-left lets it see only the first $L_q$. Hatched cells are masked: weight exactly 0.`,
     lq: 'Queries L_q',
     lk: 'Keys L_k',
     pad: 'Padded keys (at the end)',
@@ -124,12 +127,13 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figAlibi: {
     title: 'Figure 5.2. ALiBi slopes and the bias of one head',
-    caption: r`the slopes halve from head to head (for a power of two), and a steeper slope concentrates the weights on the nearest keys; a gentle slope leaves them almost uniform over the visible past.`,
+    caption: r`The slopes halve from head to head (for a power of two), and a steeper slope concentrates the weights on the nearest keys; a gentle slope leaves them almost uniform over the visible past.`,
     heads: 'Number of heads H',
     head: 'Head h',
     slopeList: 'Slopes m₁ … m_H (select a head)',
     slopes: 'Slopes m₁ … m_H (head {h} selected)',
     slope: 'Slope of head {h}: m = {m}',
+    headN: 'head {h}',
     bias: 'Bias −m |j − i| (from the core)',
     weights: 'Weights (causal, zero queries)',
     construction: 'Construction: {how}',
@@ -153,7 +157,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figGraph: {
     title: 'Figure 5.4. A graph as an attention mask',
-    caption: r`each row spreads its weight only over the node's neighbours (hatched cells are non-edges), and an isolated node without a self-loop has an empty row: weights 0, not NaN.`,
+    caption: r`Each row spreads its weight only over the node's neighbours (hatched cells are non-edges), and an isolated node without a self-loop has an empty row: weights 0, not NaN.`,
     edges: 'Edges',
     edge: 'Edge {a}–{b}',
     self: 'Self-loops',
@@ -162,7 +166,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figCap: {
     title: 'Figure 5.5. Logit soft-capping c·tanh(s/c)',
-    caption: r`the capped curve follows the identity near 0 and flattens toward $\pm c$; the weights of a row of large logits become less one-sided after capping, because the gaps between large logits shrink.`,
+    caption: r`The capped curve follows the identity near 0 and flattens toward $\pm c$; the weights of a row of large logits become less one-sided after capping, because the gaps between large logits shrink.`,
     cap: 'Cap c',
     curve: 'Capped score against raw score',
     raw: 'raw score s',
@@ -177,7 +181,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figPrec: {
     title: 'Figure 5.6. A fully masked row, fill values and dtypes',
-    caption: r`with a fill of $-\infty$ (or $-10^9$ in float16, which becomes $-\infty$) the fully masked row 2 turns into NaN; with a finite fill it becomes a silent uniform row; qkscope's policy (last panel) gives zeros in every dtype.`,
+    caption: r`With a fill of $-\infty$ (or $-10^9$ in float16, which becomes $-\infty$) the fully masked row 2 turns into NaN; with a finite fill it becomes a silent uniform row; qkscope's policy (last panel) gives zeros in every dtype.`,
     dtype: 'Storage dtype',
     fill: 'Fill value',
     fill1e4: '−1e4',
@@ -196,7 +200,11 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
     row2Nan: 'NaN',
     row2Uniform: 'uniform over masked keys',
     row2Zero: 'zeros',
-    summary: 'Core summary',
+    summary: 'What happened: ',
+    summaryLine: 'masked_fill + softmax in {dtype}: the fill {fill} is stored as {stored}{raises}; {inf} inf in the filled scores; {nan}.',
+    summaryRaises: ' (PyTorch would raise an overflow error)',
+    summaryNan: 'NaN in row {rows} ({n} cells)',
+    summaryNoNan: 'no NaN',
     nanCell: 'NaN',
   },
 } satisfies ChapterText & Record<string, unknown>;

@@ -8,6 +8,7 @@
  */
 import type { CausalAlignment, ForwardOptions, ForwardResult, Matrix } from '@qkscope/wasm';
 import { fill } from '../../i18n';
+import { coreMessage } from '../../i18n/core-errors';
 import { Heatmap, type HeatmapSpec } from '../../charts/heatmap';
 import { matricesTable } from '../../charts/export';
 import { fitDecimals, trimmed } from '../../model/format';
@@ -15,6 +16,7 @@ import { maskedCells } from '../../model/matrix';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { labelNodes, labelPlain, setLabel } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, controlGroup, slider } from '../shared/controls';
 import { type Ch5Spec, NODES, PAIRS, adjacency, alibiSlopes, tokens, zeros } from './model';
@@ -87,7 +89,7 @@ export function maskFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
         p.note.textContent = `${fill(t.visible, { counts: counts.join(', ') })}. ${fill(t.empty, { rows: empty.length ? empty.join(', ') : t.none })}`;
       } catch (e) {
         p.result = null;
-        error.textContent = fill(ctx.cat.common.cannotCompute, { message: e instanceof Error ? e.message : String(e) });
+        error.textContent = fill(ctx.cat.common.cannotCompute, { message: coreMessage(ctx.lang, e) });
         error.hidden = false;
       }
     }
@@ -128,16 +130,16 @@ export function alibiFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
     const slopes = alibiSlopes(s.heads);
     const head = Math.min(s.head, s.heads);
     list.replaceChildren(...slopes.map((m, k) => {
-      const b = testId(h('button', { type: 'button', className: 'c5-chip', textContent: trimmed(m, 5) }), `c5-slope-${k + 1}`);
+      // The accessible name starts with the visible text (the slope), then says whose it is.
+      const b = testId(h('button', { type: 'button', className: 'c5-chip' }, trimmed(m, 5), h('span', { className: 'sr-only', textContent: ` (${fill(t.headN, { h: k + 1 })})` })), `c5-slope-${k + 1}`);
       b.dataset.slope = String(m);
       b.setAttribute('aria-pressed', String(k + 1 === head));
-      b.setAttribute('aria-label', fill(t.slope, { h: k + 1, m: trimmed(m, 6) }));
       b.addEventListener('click', () => store.set({ head: k + 1 }));
       return h('li', {}, b);
     }));
-    list.setAttribute('aria-label', fill(t.slopes, { h: head }));
+    list.setAttribute('aria-label', labelPlain(fill(t.slopes, { h: head })));
     const p = 2 ** Math.floor(Math.log2(s.heads));
-    how.textContent = fill(t.construction, { how: p === s.heads ? t.power : fill(t.interleaved, { p, q: 2 * p }) });
+    setLabel(how, fill(t.construction, { how: p === s.heads ? t.power : fill(t.interleaved, { p, q: 2 * p }) }));
     const m = slopes[head - 1]!;
     slopeText.textContent = fill(t.slope, { h: head, m: trimmed(m, 6) });
     slopeText.dataset.slope = String(m);
@@ -163,7 +165,7 @@ export function alibiFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
     },
   });
   frame.body.append(controls,
-    h('div', { className: 'c5-slope-box' }, h('p', { className: 'c5-label', textContent: t.slopeList }), list, how, slopeText),
+    h('div', { className: 'c5-slope-box' }, h('p', { className: 'c5-label' }, ...labelNodes(t.slopeList)), list, how, slopeText),
     h('div', { className: 'panels c5-row' },
       h('div', { className: 'panel' }, h('h3', { textContent: t.bias }), hmBias.el),
       h('div', { className: 'panel' }, h('h3', { textContent: t.weights }), hmW.el)));

@@ -100,7 +100,7 @@ export function precisionFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   const titles = [h('h3'), h('h3'), h('h3')];
   const tbody = h('tbody');
   const table = h('table', { className: 'row-stats c5-prec-table' }, tbody);
-  const summary = testId(h('code', { className: 'c5-core-summary' }), 'c5-prec-summary');
+  const summary = testId(h('span', { className: 'c5-core-summary' }), 'c5-prec-summary');
   let naive: PrecisionResult | null = null;
   let correct: PrecisionResult | null = null;
 
@@ -128,7 +128,14 @@ export function precisionFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
       readRow('c5-prec-row2', t.row2, state === 'nan' ? t.row2Nan : state === 'zero' ? t.row2Zero : t.row2Uniform, state),
       readRow('c5-prec-raises', t.raises, naive.pytorchRaises ? t.raisesYes : t.raisesNo, String(naive.pytorchRaises)),
     );
-    summary.textContent = naive.summary;
+    // The core's one-line summary is English and counts rows from 0; this line says the same
+    // from its structured fields, in the page's language, with rows counted from 1 like the table.
+    const nanRows = Array.from({ length: naive.weights.rows }, (_, i) => i).filter((i) => row(naive!.weights, i).some(Number.isNaN)).map((i) => i + 1);
+    summary.textContent = fill(t.summaryLine, {
+      dtype: s.dtype, fill: fillLabels[s.fill], stored: shortText(naive.constantStored), raises: naive.pytorchRaises ? t.summaryRaises : '',
+      inf: naive.infCount, nan: nanRows.length ? fill(t.summaryNan, { rows: nanRows.join(', '), n: naive.nanCount }) : t.summaryNoNan,
+    });
+    summary.dataset.core = naive.summary;
   };
   const frame = new FigureFrame(ctx.cat, {
     id: 'figure-c5-precision',
@@ -145,7 +152,7 @@ export function precisionFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   frame.body.append(controls,
     h('div', { className: 'panels c5-row c5-prec' }, ...all.map((x, k) => h('div', { className: 'panel' }, titles[k]!, x.el))),
     h('div', { className: 'table-scroll' }, table),
-    h('p', { className: 'hint c5-summary-line' }, `${t.summary}: `, summary));
+    h('p', { className: 'hint c5-summary-line' }, t.summary, summary));
   store.on((_, ch) => (ch.has('dtype') || ch.has('fill')) && draw());
   draw();
   return frame.el;

@@ -5,12 +5,13 @@
  * bfloat16 / float32 through precisionSoftmax() (docs/facts.md §2, §5, §10). State in the URL
  * under "c5.".
  */
-import { trimmed } from '../../model/format';
+import { texRow, trimmed } from '../../model/format';
+import { row } from '../../model/matrix';
 import { defineChapter } from '../types';
 import { alibiFigure, graphFigure, maskFigure } from './figures-masks';
 import { precisionFigure, softcapFigure } from './figures-numerics';
 import { t5Figure } from './figures-t5';
-import { alibiSlopes, DEFAULT_EDGES, DTYPES, FILLS, makeSpec, PREC_MASK, PREC_SCORES } from './model';
+import { ADDITIVE_DEMO, additiveMaskRow, alibiSlopes, DEFAULT_EDGES, DTYPES, EMPTY_DEMO, emptyCausalRows, FILLS, makeSpec, PREC_MASK, PREC_SCORES } from './model';
 import { en, type Ch5Text } from './en';
 import { zh } from './zh';
 import './style.css';
@@ -22,9 +23,25 @@ export default defineChapter<Ch5Text>({
   vars: (ctx) => {
     const bf = ctx.qk.precisionSoftmax({ scores: PREC_SCORES, mask: PREC_MASK, dtype: 'bfloat16', method: 'masked_fill', fill: -1e9 });
     const s12 = alibiSlopes(12).map((m) => `2^{${trimmed(Math.log2(m), 1).replace('\u2212', '-')}}`);
+    const rows = (alignment: 'top_left' | 'bottom_right') => {
+      const empty = emptyCausalRows(ctx.qk, EMPTY_DEMO.lq, EMPTY_DEMO.lk, alignment);
+      return empty.length ? empty.join(', ') : ctx.t.figMask.none;
+    };
+    const add = additiveMaskRow(ctx.qk, ADDITIVE_DEMO.severe);
+    const mild = additiveMaskRow(ctx.qk, ADDITIVE_DEMO.mild);
+    const texVec = (xs: ArrayLike<number>, d: number) => texRow(xs, d, true).replace(/NaN/g, '\\text{NaN}');
     return {
       slopes12: `\\begin{gathered} ${[0, 4, 8].map((k) => s12.slice(k, k + 4).join(',\\ ')).join(', \\\\ ')} \\end{gathered}`,
       bf16: String(bf.constantStored),
+      brLq: String(EMPTY_DEMO.lq),
+      brLk: String(EMPTY_DEMO.lk),
+      brEmpty: rows('bottom_right'),
+      tlEmpty: rows('top_left'),
+      addScores: texVec(ADDITIVE_DEMO.severe, 2),
+      addLogits: texVec(row(add.logits, 0), 0),
+      addWeights: texVec(row(add.weights, 0), 2),
+      mildScores: texVec(ADDITIVE_DEMO.mild, 2),
+      mildWeights: texVec(row(mild.weights, 0), 2),
     };
   },
   render(ctx, view) {

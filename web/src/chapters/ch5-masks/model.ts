@@ -5,6 +5,7 @@
  * head h (1-based) has slope 2^(-8h/H); otherwise take the 2^floor(log2 H) slopes and add
  * every other slope of the 2 * 2^floor(log2 H) construction, interleaving the missing heads.
  */
+import type { CausalAlignment, PrecisionResult, QkScope } from '@qkscope/wasm';
 import { bool, choice, int, num } from '../../model/url-state';
 
 /** L deterministic 2-d tokens (no RNG: shareable and stable). */
@@ -66,6 +67,30 @@ export const PREC_MASK = [
   [0, 0, 0, 0],
   [1, 0, 1, 1],
 ];
+
+/** Shapes of the empty-row demo: more queries than keys, no padding. */
+export const EMPTY_DEMO = { lq: 5, lk: 3 } as const;
+
+/** 1-based queries whose row has no visible key under a causal mask (core forward(), zero inputs). */
+export function emptyCausalRows(qk: QkScope, lq: number, lk: number, causalAlignment: CausalAlignment): number[] {
+  const r = qk.forward({ query: zeros(lq, 1), key: zeros(lk, 1), value: zeros(lk, 1), causal: true, causalAlignment });
+  const out: number[] = [];
+  for (let i = 0; i < lq; i++) if (r.logsumexp[i] === -Infinity) out.push(i + 1);
+  return out;
+}
+
+/**
+ * A fully masked row under an additive mask in float16: scores + finfo(float16).min.
+ * Two float16 numbers add exactly in double, so handing the core their exact sum lets it do
+ * what float16 addition does: round once to float16 (to -inf past -65520) and then the
+ * softmax in float16 (max subtracted, no empty-row policy: the 'masked_fill' path with
+ * every key kept). Scores below -16 overflow; milder ones round back to -65504.
+ */
+export const ADDITIVE_DEMO = { severe: [-20, -18, -25, -17], mild: [0.5, 1.5, -0.5, 1] } as const;
+
+export function additiveMaskRow(qk: QkScope, scores: readonly number[]): PrecisionResult {
+  return qk.precisionSoftmax({ scores: [scores.map((s) => s + FINFO_MIN.float16)], mask: [scores.map(() => true)], dtype: 'float16', method: 'masked_fill', fill: 0 });
+}
 
 /** A number as short display text: -1e9 -> "−1e+9", -Infinity -> "−∞". */
 export function shortText(x: number | undefined): string {

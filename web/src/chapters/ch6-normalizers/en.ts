@@ -16,7 +16,7 @@ export const en = {
     {
       id: 'c6-five',
       title: 'Five ways to normalize a row',
-      body: r`Each normalizer maps a row of logits $z$ (already divided by the temperature $\tau$, chapter 4) to weights $p$ with $p_j \ge 0$ and $\sum_j p_j = 1$.
+      body: r`Each normalizer maps a row of logits $z$ and a temperature $\tau > 0$ (chapter 4) to weights $p$ with $p_j \ge 0$ and $\sum_j p_j = 1$. The logits are divided by $\tau$ once, where the formulas below show $z/\tau$.
 
 - **Softmax**, $p_j = e^{z_j/\tau} / \sum_l e^{z_l/\tau}$. Smooth and differentiable; every key gets a positive weight, however small.
 - **Hard** attention, $p = \operatorname{onehot}(\arg\max_j z_j)$. All weight on the best key. The gradient is 0 almost everywhere, so it cannot be trained by backpropagation alone: the classic remedies are REINFORCE and the Gumbel-softmax below. **Tie rule:** when several keys share the maximum, qkscope picks the one with the *lowest index*. In row 3 of the example, keys 1 and 2 tie at 2.0, and hard attention gives key 1 all the weight: $ {{hard3}}$.
@@ -31,7 +31,7 @@ export const en = {
 
 Things to try:
 
-- Lower $\tau$: softmax, sparsemax and top-k all move toward the hard one-hot row. Raise it: sparsemax keeps more keys; softmax spreads over all of them.
+- Lower $\tau$: on a row with a single maximum, softmax, sparsemax and top-k move toward the hard one-hot row. On row 3, where keys 1 and 2 tie, they move toward an *even split* over the tied keys instead: softmax at $\tau = {{tieTau}}$ gives $ {{tie3}}$, while hard attention, by its tie rule, gives key 1 everything. Raise $\tau$: sparsemax keeps more keys; softmax spreads over all of them.
 - Set $k = 1$: top-k softmax puts all weight on one key and agrees with hard attention, including on the tie in row 3.
 - Press *Resample*: only the Gumbel-softmax weights change. Tick *hard* to see the one-hot samples.`,
     },
@@ -49,7 +49,7 @@ Figure 6.2 checks this by counting: it draws many hard samples of the selected r
   ],
   fig: {
     title: 'Figure 6.1. Five normalizers on the same logits',
-    caption: r`softmax never gives an exact zero, sparsemax and top-k do; hard attention and top-k with $k = 1$ give the tied row 3 entirely to key 1, the lowest index; only the Gumbel-softmax row changes when you resample.`,
+    caption: r`Softmax never gives an exact zero, sparsemax and top-k do; hard attention and top-k with $k = 1$ give the tied row 3 entirely to key 1, the lowest index; only the Gumbel-softmax row changes when you resample.`,
     tau: 'Temperature τ',
     k: 'Top-k: k',
     seed: 'Gumbel seed',
@@ -71,7 +71,7 @@ Figure 6.2 checks this by counting: it draws many hard samples of the selected r
   },
   fig2: {
     title: 'Figure 6.2. Hard Gumbel-softmax samples against softmax probabilities',
-    caption: r`the share of samples won by each key approaches $\operatorname{softmax}(z)$ as the number of samples grows, whatever the temperature: the argmax of $z + g$ does not depend on $\tau$.`,
+    caption: r`The share of samples won by each key approaches $\operatorname{softmax}(z)$ as the number of samples grows, whatever the temperature: the argmax of $z + g$ does not depend on $\tau$.`,
     samples: 'Samples (seeds 1 … n)',
     row: 'Row',
     chart: 'Row {i}: frequency of each key in hard samples vs softmax',

@@ -16,10 +16,11 @@ import { row } from '../../model/matrix';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { labelNodes } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import { tex } from '../shared/rich';
-import { C6_SCORES, gumbelFrequencies, runNorm, softmax, support } from './model';
+import { C6_SCORES, gumbelFrequencies, runNorm, softmaxRow, support } from './model';
 import type { Ch6Spec } from './model';
 import type { Ch6Text } from './en';
 
@@ -46,7 +47,7 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
   );
   const bars = new BarChart('c6-bars');
   const logits = testId(h('p', { className: 'hint' }), 'c6-logits');
-  const head = h('tr', {}, ...[t.colName, t.colH, t.colSupport, t.colNonzero, t.colMax].map((x) => h('th', { scope: 'col', textContent: x })));
+  const head = h('tr', {}, ...[t.colName, t.colH, t.colSupport, t.colNonzero, t.colMax].map((x) => h('th', { scope: 'col' }, ...labelNodes(x))));
   const tbody = h('tbody');
   const table = testId(h('table', { className: 'row-stats c6-table' }, h('thead', {}, head), tbody), 'c6-table');
   const panels = names.map((n) => {
@@ -130,7 +131,7 @@ export function gumbelFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement {
     const s = store.get();
     const i = Number(s.row) - 1;
     const n = Number(s.samples);
-    data = { freq: gumbelFrequencies(ctx.qk, i, n, s.tau), prob: softmax(C6_SCORES[i]!) };
+    data = { freq: gumbelFrequencies(ctx.qk, i, n, s.tau), prob: softmaxRow(ctx.qk, i) };
     bars.update({
       label: fill(t.chart, { i: i + 1 }), height: 260,
       categories: data.prob.map((_, j) => String(j + 1)), x: { label: t.key }, y: { label: t.share, domain: [0, 1] },

@@ -13,6 +13,8 @@ import { en, type Ch6Text } from './en';
 import { zh } from './zh';
 import './style.css';
 
+const TIE_TAU = 0.05;
+
 export default defineChapter<Ch6Text>({
   id: 'ch6',
   ns: 'c6',
@@ -22,6 +24,9 @@ export default defineChapter<Ch6Text>({
     return {
       hard3: texRow(row(runNorm(ctx.qk, 'hard', base).weights, 2), 0),
       sparse1: texRow(row(runNorm(ctx.qk, 'sparsemax', base).weights, 1), 3, true),
+      // Low temperature on the tied row 3: an even split over keys 1 and 2, not a one-hot.
+      tieTau: String(TIE_TAU),
+      tie3: texRow(row(runNorm(ctx.qk, 'softmax', { ...base, tau: TIE_TAU }).weights, 2), 3, true),
     };
   },
   render(ctx, view) {

@@ -56,12 +56,10 @@ export function gumbelFrequencies(qk: QkScope, i: number, n: number, tau: number
   return counts.map((c) => c / n);
 }
 
-/** softmax of a plain row (for the reference bars). */
-export function softmax(z: number[]): number[] {
-  const m = Math.max(...z);
-  const e = z.map((x) => Math.exp(x - m));
-  const s = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / s);
+/** softmax(z) of row `i` at tau = 1, from the core (the reference bars of the Gumbel figure). */
+export function softmaxRow(qk: QkScope, i: number): number[] {
+  const w = runNorm(qk, 'softmax', { tau: 1, k: 1, seed: 0, hard: false }).weights;
+  return Array.from(w.data.subarray(i * w.cols, (i + 1) * w.cols));
 }
 
 /** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */

@@ -1,6 +1,6 @@
 /**
  * 第 6 章（归一化函数）及其两幅图的简体中文文字。
- * Terms follow docs/facts.md §11（软注意力、硬注意力、稀疏注意力、Top-K 选择、熵）; facts §6, §9.
+ * Terms follow docs/facts.md §11（软注意力、硬注意力、稀疏注意力、top-k 选择、熵）; facts §6, §9.
  */
 import type { Ch6Text } from './en';
 
@@ -15,13 +15,13 @@ export const zh: Ch6Text = {
     {
       id: 'c6-five',
       title: '归一化一行的五种方法',
-      body: r`每种归一化函数都把一行 logit $z$（已除以温度系数 $\tau$，见第 4 章）映射为权重 $p$，满足 $p_j \ge 0$ 且 $\sum_j p_j = 1$。
+      body: r`每种归一化函数都把一行 logit $z$ 和温度系数 $\tau > 0$（见第 4 章）映射为权重 $p$，满足 $p_j \ge 0$ 且 $\sum_j p_j = 1$。logit 只除以 $\tau$ 一次，即下面公式中写作 $z/\tau$ 的地方。
 
 - **softmax**：$p_j = e^{z_j/\tau} / \sum_l e^{z_l/\tau}$。平滑可微；每个键都得到正的权重，无论多小。
 - **硬注意力**：$p = \operatorname{onehot}(\arg\max_j z_j)$。全部权重给得分最高的键。它的梯度几乎处处为 0，无法仅靠反向传播训练，经典的解决办法是 REINFORCE 和下面的 Gumbel-softmax。**并列规则：**多个键同为最大值时，qkscope 选*下标最小*的那个。例子的第 3 行中，键 1 和键 2 都是 2.0，硬注意力把全部权重给键 1：$ {{hard3}}$。
 - **Gumbel-softmax**（Jang 等，2017；Maddison 等，2017）先加上独立的 Gumbel 噪声 $g_j = -\log(-\log u_j)$，$u_j \sim U(0, 1)$，再做 softmax：$p_j \propto e^{(z_j + g_j)/\tau}$。每次抽样都是随机的（由种子固定）。它的**硬**变体在前向传播中取加噪 logit 的独热 argmax，在反向传播中使用软权重的梯度，即直通估计器（straight-through estimator）。
 - **sparsemax**（Martins 和 Astudillo，2016）是 $z/\tau$ 在概率单纯形上的欧氏投影。它有一个阈值 $\theta$，使 $p_j = \max(z_j/\tau - \theta, 0)$，因此比最优键低得足够多的键权重*恰好*为 0，而且它仍然几乎处处可微。在 $\tau = 1$ 时，它对第 2 行 $[1.2, 1, 0.9, 0.3, -0.2, -1.5]$ 给出 $ {{sparse1}}$。
-- **Top-K softmax**：保留最大的 $k$ 个 logit，其余置为 $-\infty$，再做 softmax。$k = 1$ 时就是硬注意力；$k \ge L_k$ 时就是普通的 softmax。第 $k$ 名出现并列时，同样按最小下标处理。`,
+- **top-k softmax**：保留最大的 $k$ 个 logit，其余置为 $-\infty$，再做 softmax。$k = 1$ 时就是硬注意力；$k \ge L_k$ 时就是普通的 softmax。第 $k$ 名出现并列时，同样按最小下标处理。`,
     },
     {
       id: 'c6-compare',
@@ -30,8 +30,8 @@ export const zh: Ch6Text = {
 
 可以试试：
 
-- 减小 $\tau$：softmax、sparsemax 和 Top-K 都趋向硬性的独热行。增大 $\tau$：sparsemax 保留更多的键，softmax 分散到所有键上。
-- 设 $k = 1$：Top-K softmax 把全部权重放在一个键上，与硬注意力一致，第 3 行的并列也一样处理。
+- 减小 $\tau$：若一行只有一个最大值，softmax、sparsemax 和 top-k 都趋向硬注意力的独热行。第 3 行中键 1 和键 2 并列最大，它们则趋向在并列的键之间*平均分配*：$\tau = {{tieTau}}$ 时 softmax 给出 $ {{tie3}}$，而硬注意力按其并列规则把全部权重给键 1。增大 $\tau$：sparsemax 保留更多的键，softmax 分散到所有键上。
+- 设 $k = 1$：top-k softmax 把全部权重放在一个键上，与硬注意力一致，第 3 行的并列也一样处理。
 - 点击“重新采样”：只有 Gumbel-softmax 的权重发生变化。勾选“硬”可以看到独热的样本。`,
     },
     {
@@ -41,16 +41,16 @@ export const zh: Ch6Text = {
 
 $$\Pr\Big[\arg\max_j (z_j + g_j) = i\Big] = \frac{e^{z_i}}{\sum_l e^{z_l}}.$$
 
-除以 $\tau > 0$ 不会改变 argmax，所以在任何温度下，硬 Gumbel-softmax 选中键 $i$ 的概率都是 $\operatorname{softmax}(z)_i$；$\tau$ 只控制*软*样本有多接近独热。因此，带 Gumbel 噪声的硬注意力就是按 softmax 概率随机选择一个键，而 softmax 正是它的期望。
+除以 $\tau > 0$ 不会改变 argmax，所以在任何温度系数下，硬 Gumbel-softmax 选中键 $i$ 的概率都是 $\operatorname{softmax}(z)_i$；$\tau$ 只控制*软*样本有多接近独热。因此，带 Gumbel 噪声的硬注意力就是按 softmax 概率随机选择一个键，而 softmax 正是它的期望。
 
 图 6.2 用计数来验证：它对所选行抽取许多硬样本（每个种子一个），比较每个键获胜的频率与 softmax 概率。`,
     },
   ],
   fig: {
     title: '图 6.1　同一组 logit 上的五种归一化函数',
-    caption: r`softmax 从不给出精确的 0，sparsemax 和 Top-K 会；硬注意力和 $k = 1$ 的 Top-K 把并列的第 3 行全部给了下标最小的键 1；重新采样时只有 Gumbel-softmax 那一行会变。`,
+    caption: r`softmax 从不给出精确的 0，sparsemax 和 top-k 会；硬注意力和 $k = 1$ 的 top-k 把并列的第 3 行全部给了下标最小的键 1；重新采样时只有 Gumbel-softmax 那一行会变。`,
     tau: '温度系数 τ',
-    k: 'Top-K：k',
+    k: 'top-k：k',
     seed: 'Gumbel 种子',
     resample: '重新采样',
     hard: 'Gumbel：硬（直通）',
@@ -66,11 +66,11 @@ $$\Pr\Big[\arg\max_j (z_j + g_j) = i\Big] = \frac{e^{z_i}}{\sum_l e^{z_l}}.$$
     colNonzero: '非零个数',
     colMax: '最大权重',
     panel: '{name}：所有行',
-    names: { softmax: 'softmax', hard: '硬注意力（argmax）', gumbel_softmax: 'Gumbel-softmax', sparsemax: 'sparsemax', topk_softmax: 'Top-K softmax' },
+    names: { softmax: 'softmax', hard: '硬注意力（argmax）', gumbel_softmax: 'Gumbel-softmax', sparsemax: 'sparsemax', topk_softmax: 'top-k softmax' },
   },
   fig2: {
     title: '图 6.2　硬 Gumbel-softmax 样本与 softmax 概率',
-    caption: r`随着样本数增加，每个键获胜的比例趋近 $\operatorname{softmax}(z)$，与温度无关：$z + g$ 的 argmax 不依赖于 $\tau$。`,
+    caption: r`随着样本数增加，每个键获胜的比例趋近 $\operatorname{softmax}(z)$，与温度系数无关：$z + g$ 的 argmax 不依赖于 $\tau$。`,
     samples: '样本数（种子 1 … n）',
     row: '行',
     chart: '第 {i} 行：硬样本中各键的频率与 softmax 概率',

@@ -42,7 +42,7 @@ $$E_{ijc} = (W_q q_i)_c + (W_k k_j)_c + b_c, \qquad T = \tanh(E), \qquad S_{ij} 
 
 which materialises two $L_q \times L_k \times d_h$ tensors: at $L = 512$ and $d_h = 512$ that is 134 million elements each, written to memory and read back.
 
-The inherent cost is smaller: $L_q L_k d_h$ evaluations of $\tanh$ plus as many multiply–adds, and none of it needs to be stored. qkscope's additive scorer works that way (one pair at a time, a length-$d_h$ loop that never leaves registers). Figure 7.2 implements the textbook broadcast version in plain JavaScript next to the fused one from the core, checks that both give the same scores, and times both against scaled dot. Neither number is "the" cost of additive attention; the fair comparison is fused against fused.`,
+The inherent cost is smaller: $L_q L_k d_h$ evaluations of $\tanh$ plus as many multiply–adds, and none of it needs to be stored. qkscope has two additive scorers that avoid the big tensor, in two degrees. The one in this page's WebAssembly core works **one query row at a time**: for query $i$ it forms an $L_k \times d_h$ slab $\tanh(W_q q_i + W_k k_j + b)$ over all keys $j$, multiplies it by $v$ to get row $i$ of $S$, and reuses the slab for the next row, so it holds $L_k d_h$ numbers instead of $L_q L_k d_h$. The native build's **fused** tiled kernel goes further: it keeps the length-$d_h$ loop of each query–key pair in registers and stores no slab at all. Figure 7.2 implements the textbook broadcast version in plain JavaScript next to the row-by-row scorer from the core, checks that both give the same scores, and times both against scaled dot. Neither number is "the" cost of additive attention; the fair comparison is an implementation that never stores the $L_q \times L_k \times d_h$ tensor against scaled dot done as well.`,
     },
     {
       id: 'c7-linear',
@@ -63,9 +63,9 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     caption: r`On the log–log time chart, a slope of 2 means the cost grows like $L^2$: doubling $L$ quadruples the time, for every scoring function once $L$ is large enough. Additive sits well above the others because it calls $\tanh$ $d_h$ times per pair; linear concat and the dot-product family are close together. In the memory chart, the stored score and weight matrices grow like $L^2$ while the inputs and outputs a tiled kernel keeps grow like $L$; the broadcast additive tensor is larger again by a factor $d_h$.`,
     run: 'Run',
     running: 'Measuring… {done} of {total}',
+    preview: 'Quick run up to L = {L} on this device, just now; press Run to measure up to the largest L.',
     notRun: 'Nothing measured yet: press Run (about one to three seconds).',
     done: 'Done: median of {reps} warm runs per point, on this device, just now.',
-    cancelled: 'Settings changed: press Run again.',
     maxL: 'Largest L',
     maxLHint: 'Larger L takes longer; 512 is fine on most phones.',
     d: 'Width d (= d_h for additive)',
@@ -84,21 +84,21 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     memNote: 'At L = 4096 one head stores {s} for S and P, against {t} for Q, K, V and O.',
   },
   fig2: {
-    title: 'Figure 7.2. Additive attention, broadcast vs fused, against scaled dot',
-    caption: r`The broadcast version computes the same scores (the difference shown is float32 rounding) but writes and reads two $L^2 d_h$ tensors, so its time grows with memory traffic and its memory with $L^2 d_h$. The fused additive scorer does the same arithmetic without storing anything of size $L^2 d_h$. Compare both ratios with the claimed 3–5×: the ratio depends on the implementation far more than on the formula. In PyTorch on one CPU thread at $L = d_h = 512$, the broadcast version measures about 300× scaled dot.`,
+    title: 'Figure 7.2. Additive attention, broadcast vs row by row, against scaled dot',
+    caption: r`The broadcast version computes the same scores (the difference shown is float32 rounding) but writes and reads two $L^2 d_h$ tensors, so its time grows with memory traffic and its memory with $L^2 d_h$. The core's row-by-row additive scorer does the same arithmetic and holds only one $L \times d_h$ slab at a time. Compare both ratios with the claimed 3–5×: the ratio depends on the implementation far more than on the formula. In PyTorch on one CPU thread at $L = d_h = 512$, the broadcast version measures about 300× scaled dot.`,
     run: 'Run',
     maxL: 'Largest L',
-    dh: 'Hidden size d_h',
+    dh: 'Hidden size dₕ',
     timeTitle: 'Time against L',
-    timeLabel: 'Time in milliseconds against L for broadcast additive, fused additive and scaled dot',
+    timeLabel: 'Time in milliseconds against L for broadcast additive, row-by-row additive and scaled dot',
     ratioTitle: 'Slowdown against scaled dot',
     ratioLabel: 'Time divided by scaled dot time, per L',
     axisRatio: '× scaled dot',
     broadcast: 'additive, broadcast (JS)',
-    fused: 'additive, fused (qkscope)',
+    fused: 'additive, row by row (qkscope)',
     dot: 'scaled dot (qkscope)',
-    same: 'Same scores: largest |S_broadcast − S_fused| = {diff} at L = {L}; the broadcast tensors took {bytes}.',
-    summary: 'At L = {L}: broadcast {b}× and fused {f}× scaled dot. Claimed: 3–5×.',
+    same: 'Same scores: largest |S_broadcast − S_row| = {diff} at L = {L}; the broadcast tensors took {bytes}.',
+    summary: 'At L = {L}: broadcast {b}× and row by row {f}× scaled dot. Claimed: 3–5×.',
   },
   fig3: {
     title: 'Figure 7.3. Linear concat ignores the query',
@@ -108,6 +108,7 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     queries: 'Queries Q',
     lc: 'Weights, linear concat',
     sd: 'Weights, scaled dot',
+    changeStart: 'This is query set 0, the reference: draw new queries and this line gives the largest change in each set of weights.',
     change: 'Since query set 0, the largest change in the linear-concat weights is {lc}; in the scaled-dot weights, {sd}.',
   },
 } satisfies ChapterText & Record<string, unknown>;

@@ -3,7 +3,7 @@
  * - 7.1: forward() time against L for every scoring function (Run button, median of warm
  *   runs, yielding between runs) and a memory estimate from shapes.
  * - 7.2: the broadcast additive attention (JS, materialises (L, L, d_h)) against qkscope's
- *   fused additive and scaled dot; same scores checked, slowdown ratios.
+ *   row-by-row additive (core) and scaled dot; same scores checked, slowdown ratios.
  * - 7.3: linear concat's weights do not depend on the query (a_i + b_j cancels in softmax).
  */
 import type { ForwardResult, Matrix, ScoreName } from '@qkscope/wasm';
@@ -17,6 +17,7 @@ import { fixed, sig } from '../../model/format';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { setLabel } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { integer, radios, controlGroup } from '../shared/controls';
 import { type Timing, broadcastAdditive, bytesText, maxAbsDiff, memoryBytes, powersOfTwo, randn } from './model';
@@ -25,6 +26,9 @@ import type { Ch7Text } from './en';
 
 type Ctx = ChapterContext<Ch7Text>;
 const REPS = 3;
+/** Largest L of the quick run each timing figure makes on its own when it comes into view. */
+const PREVIEW_L = 128;
+const PREVIEW_ADD_L = 64;
 const MB = 1024 * 1024;
 
 
@@ -78,7 +82,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       id: n, label: scoreLabel(ctx, n), color: k, dashed: n === 'linear_concat',
       points: results.filter((r) => r.series === n).map((r) => ({ x: r.x, y: Math.max(r.ms, 1e-3) })),
     })).filter((s) => s.points.length > 0);
-    const Ls = powersOfTwo(32, Number(store.get().maxL));
+    const Ls = powersOfTwo(32, Math.max(...results.map((r) => r.x)));
     timeChart.update({ label: t.timeLabel, x: { label: t.axisL, scale: 'log', ticks: Ls }, y: { label: t.axisMs, scale: 'log' }, series, height: 320,
       pointLabel: (s, p) => `${s.label}: L = ${p.x}, ${sig(p.y)} ms` });
     const lastL = Math.max(...results.filter((r) => r.series === 'scaled_dot').map((r) => r.x));
@@ -90,11 +94,12 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     } else summary.textContent = '';
   };
 
-  const run = async () => {
+  /** Measures up to `upTo` (default: the chosen largest L); the figure runs a quick preview on its own. */
+  const run = async (upTo?: number) => {
     const my = ++generation;
     const s = store.get();
     const d = Number(s.d);
-    const Ls = powersOfTwo(32, Number(s.maxL));
+    const Ls = powersOfTwo(32, upTo ?? Number(s.maxL));
     const inputs = new Map(Ls.map((L) => [L, { Q: randn(1, 0, L, d), K: randn(1, 1, L, d), V: randn(1, 2, L, d) }]));
     results = [];
     drawTime();
@@ -103,7 +108,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       return { series: n, x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: n as ScoreName, hidden: d }) };
     }));
     await runTimed({
-      tasks, reps: REPS, status, button: runButton, text: t,
+      tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t.running, done: fill(t.preview, { L: upTo }) } : t,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
@@ -139,22 +144,15 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     h('div', { className: 'panels' }, timeBox, h('div', { className: 'panel' }, h('h3', { textContent: t.memTitle }), memChart.el, memNote)));
   store.on((_, changed) => {
     if (changed.has('d')) drawMemory();
-    if (changed.has('maxL') || changed.has('d')) {
-      if (runButton.disabled) {
-        generation++;
-        runButton.disabled = false;
-        status.textContent = ctx.t.fig1.cancelled;
-        status.dataset.done = 'false';
-      }
-      results = [];
-      drawTime();
-    }
+    // New settings: the old timings no longer apply; a quick run replaces them (never empty).
+    if (changed.has('maxL') || changed.has('d')) void run(PREVIEW_L);
   });
   drawMemory();
+  ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_L));
   return fig.el;
 }
 
-/** Figure 7.2: broadcast additive (JS) vs fused additive (core) vs scaled dot (core). */
+/** Figure 7.2: broadcast additive (JS) vs row-by-row additive (core) vs scaled dot (core). */
 export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const t = ctx.t.fig2;
   const t1 = ctx.t.fig1;
@@ -182,7 +180,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       return;
     }
     charts.hidden = false;
-    const Ls = powersOfTwo(16, Number(store.get().addL));
+    const Ls = powersOfTwo(16, Math.max(...results.map((r) => r.x)));
     const series = (['broadcast', 'fused', 'dot'] as const).map((id, k) => ({
       id, label: labels[id]!, color: [4, 5, 1][k]!, dashed: id === 'dot',
       points: results.filter((r) => r.series === id).map((r) => ({ x: r.x, y: Math.max(r.ms, 1e-3) })),
@@ -204,15 +202,15 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     const b = last === undefined ? null : ratio('broadcast', last);
     const f = last === undefined ? null : ratio('fused', last);
     summary.textContent = last !== undefined && b !== null && f !== null ? fill(t.summary, { L: last, b: sig(b), f: sig(f) }) : '';
-    same.textContent = check ? fill(t.same, { diff: check.diff.toExponential(1).replace('-', '\u2212'), L: check.L, bytes: bytesText(check.bytes) }) : '';
+    setLabel(same, check ? fill(t.same, { diff: check.diff.toExponential(1).replace('-', '\u2212'), L: check.L, bytes: bytesText(check.bytes) }) : '');
     if (check) same.dataset.diff = String(check.diff);
   };
 
-  const run = async () => {
+  const run = async (upTo?: number) => {
     const my = ++generation;
     const s = store.get();
     const dh = Number(s.dh);
-    const Ls = powersOfTwo(16, Number(s.addL));
+    const Ls = powersOfTwo(16, upTo ?? Number(s.addL));
     results = [];
     check = null;
     draw();
@@ -235,7 +233,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
       check = { L, diff: maxAbsDiff(out.scores.data, core.rawScores.data), bytes: out.tensorBytes };
     };
     await runTimed({
-      tasks, reps: REPS, status, button: runButton, text: t1,
+      tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t1.running, done: fill(t1.preview, { L: upTo }) } : t1,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
@@ -264,18 +262,9 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     h('div', { className: 'control run-row' }, runButton, status));
   fig.body.append(controls, summary, same, charts);
   store.on((_, changed) => {
-    if (changed.has('addL') || changed.has('dh')) {
-      if (runButton.disabled) {
-        generation++;
-        runButton.disabled = false;
-        status.textContent = t1.cancelled;
-        status.dataset.done = 'false';
-      }
-      results = [];
-      check = null;
-      draw();
-    }
+    if (changed.has('addL') || changed.has('dh')) void run(PREVIEW_ADD_L);
   });
+  ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_ADD_L));
   return fig.el;
 }
 
@@ -314,7 +303,8 @@ export function linearConcatFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement
     const dl = maxAbsDiff(cur.lc.weights.data, base.lc.weights.data);
     const ds = maxAbsDiff(cur.sd.weights.data, base.sd.weights.data);
     const show = (x: number) => (x === 0 ? '0' : x < 1e-5 ? x.toExponential(1).replace('-', '\u2212') : fixed(x, 3));
-    note.textContent = fill(t.change, { lc: show(dl), sd: show(ds) });
+    // On query set 0 itself there is nothing to compare yet: say what to do instead of "0; 0".
+    note.textContent = store.get().qset === 0 ? t.changeStart : fill(t.change, { lc: show(dl), sd: show(ds) });
     note.dataset.lc = String(dl);
     note.dataset.sd = String(ds);
   };

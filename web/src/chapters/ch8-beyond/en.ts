@@ -26,7 +26,7 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
 The bracket $\phi(K)^\top V$ is an $m \times d$ matrix computed once, so the cost is $O(L\, m\, d)$ instead of $O(L^2 d)$, and no $L \times L$ matrix is ever formed. Two feature maps:
 
 - $\phi(x) = \operatorname{elu}(x) + 1$ (Katharopoulos et al. 2020): cheap, positive, $m = d$. It defines a *different* kernel, so it does not approximate softmax; it replaces it.
-- Positive random features (Performer's FAVOR+, Choromanski et al. 2021): $\phi(x) = \frac{1}{\sqrt m}\exp\big(Wx - \lVert x\rVert^2/2\big)$ with $m$ random Gaussian directions in $W$. In expectation $\phi(q)^\top\phi(k) = e^{q \cdot k}$, so it is an unbiased estimate of the softmax kernel whose error shrinks as $m$ grows.
+- Positive random features (Performer's FAVOR+, Choromanski et al. 2021): $\phi(x) = \frac{1}{\sqrt m}\exp\big(Wx - \lVert x\rVert^2/2\big)$ with $m$ random Gaussian directions in $W$. In expectation $\phi(q)^\top\phi(k) = e^{q \cdot k}$: an unbiased estimate of the kernel $e^{q \cdot k}$ whose error shrinks as $m$ grows. To compare it with $\operatorname{softmax}(QK^\top/\sqrt d)$, $q$ and $k$ are first scaled by $d^{-1/4}$, so that the estimate targets $e^{q \cdot k/\sqrt d}$; the figures do exactly that. (The normalised weights, a ratio of two such estimates, are only approximately unbiased.)
 
 For causal (decoder) attention, the sums run over $j \le i$ only. They are prefix sums: keep $S_i = S_{i-1} + \phi(k_i) v_i^\top$ and $z_i = z_{i-1} + \phi(k_i)$, and read $o_i = \phi(q_i)^\top S_i / \phi(q_i)^\top z_i$. That is a recurrent network with an $m \times d$ state, which is why the paper is called "Transformers are RNNs".`,
     },
@@ -35,7 +35,7 @@ For causal (decoder) attention, the sums run over $j \le i$ only. They are prefi
       title: 'How close to softmax?',
       body: r`The first figure computes softmax attention with qkscope's forward() and the two kernel versions with qkscope's linearAttention() on the same seeded inputs, and compares both the weights (for a short sequence, where they can be drawn) and the outputs. The error of FAVOR+ falls roughly like $1/\sqrt m$; elu + 1 has a fixed error, because it is a different kernel. Sharper inputs (a larger input scale) make softmax peakier, which both approximations find harder.
 
-Be prepared for how slowly FAVOR+ converges. The estimate is unbiased, but its relative variance grows roughly like $e^{\lVert q + k\rVert^2/\sqrt d}/m$, so for inputs of typical size it takes hundreds or thousands of features to get the error of the *outputs* down to a few percent. Performer mitigates this with orthogonal random directions, redrawing them during training, and keeping queries and keys small; the figure uses plain independent Gaussian directions, so what you see is the basic estimator.`,
+Be prepared for how slowly FAVOR+ converges. The kernel estimate is unbiased, but its relative variance grows roughly like $e^{\lVert q + k\rVert^2/\sqrt d}/m$, so for inputs of typical size it takes hundreds or thousands of features to get the error of the *outputs* down to a few percent. Performer mitigates this with orthogonal random directions, redrawing them during training, and keeping queries and keys small; the figure uses plain independent Gaussian directions, so what you see is the basic estimator.`,
     },
     {
       id: 'c8-time',
@@ -80,10 +80,10 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
     caption: r`Exact attention grows like $L^2$ (slope 2 on this chart), the kernel versions like $L$ (slope 1). At short lengths the kernel versions can be slower, since their cost per token is $m d$ rather than $L d$; the crossing point moves with $m$. Timings are from your device, median of a few warm runs.`,
     run: 'Run',
     maxL: 'Largest L',
+    preview: 'Quick run up to L = {L} on this device, just now; press Run to measure up to the largest L.',
     notRun: 'Nothing measured yet: press Run (a few seconds at most).',
     running: 'Measuring… {done} of {total}',
     done: 'Done: median of {reps} warm runs per point, on this device, just now.',
-    cancelled: 'Settings changed: press Run again.',
     label: 'Time in milliseconds against L, log–log',
     axisL: 'L',
     axisMs: 'milliseconds',
@@ -110,6 +110,7 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
     fullTitle: 'Full softmax weights',
     sparseTitle: 'Sparse weights',
     chartLabel: 'Relative output error against the fraction of pairs kept',
+    errTitle: 'Relative output error',
     axisFrac: 'fraction of pairs kept',
     axisErr: 'relative output error',
     seriesTopk: 'top-k (k = 1…L)',

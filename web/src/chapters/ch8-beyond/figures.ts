@@ -28,6 +28,8 @@ import type { Ch8Text } from './en';
 
 type Ctx = ChapterContext<Ch8Text>;
 const REPS = 3;
+/** Largest L of the quick run Figure 8.2 makes on its own when it comes into view. */
+const PREVIEW_L = 256;
 
 const sig = (x: number) => sigText(x, 3, { tiny: 1e-3 });
 
@@ -51,7 +53,9 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const approxHm = new Heatmap('c8-approx');
   softHm.onCellFocus = (cell) => approxHm.highlight(cell);
   approxHm.onCellFocus = (cell) => softHm.highlight(cell);
-  const approxTitle = h('h3');
+  // Titled from the start (the figure draws lazily): never an empty heading.
+  const titleFor = (s: { map: string; m: number }) => fill(t.approxTitle, { map: s.map === 'elu' ? t.elu : `${t.favor}, m = ${s.m}` });
+  const approxTitle = h('h3', { textContent: titleFor(store.get()) });
   const chart = new LineChart('c8-error');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c8-lin-summary');
   let last: { soft: ForwardResult; approx: Matrix; errors: { m: number; err: number }[]; eluErr: number; favorErr: number } | null = null;
@@ -70,7 +74,7 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     last = { soft, approx, errors, eluErr: err('elu', D), favorErr: err('favor', s.m) };
     const masked = s.causal ? (i: number, j: number) => j > i : undefined;
     softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
-    approxTitle.textContent = fill(t.approxTitle, { map: s.map === 'elu' ? t.elu : `${t.favor}, m = ${s.m}` });
+    approxTitle.textContent = titleFor(s);
     approxHm.update(weightsSpec(ctx, approx, approxTitle.textContent, masked));
     const series: LineSeries[] = [
       { id: 'favor', label: t.seriesFavor, color: 1, points: errors.map((e) => ({ x: e.m, y: Math.max(e.err, 1e-6) })) },
@@ -129,7 +133,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       summary.textContent = '';
       return;
     }
-    const Ls = powersOfTwo(64, Number(store.get().maxL));
+    const Ls = powersOfTwo(64, Math.max(...results.map((r) => r.x)));
     chart.update({
       label: t.label, x: { label: t.axisL, scale: 'log', ticks: Ls }, y: { label: t.axisMs, scale: 'log' }, height: 320,
       series: ['core', 'js', 'elu', 'favor'].map((id, k) => ({ id, label: labels[id]!, color: [0, 1, 2, 3][k], dashed: id === 'elu' || id === 'favor',
@@ -146,9 +150,10 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     summary.dataset.crossover = cross === null ? '' : String(cross);
   };
 
-  const run = async () => {
+  /** Measures up to `upTo` (default: the chosen largest L); a quick preview runs on its own. */
+  const run = async (upTo?: number) => {
     const my = ++generation;
-    const Ls = powersOfTwo(64, Number(store.get().maxL));
+    const Ls = powersOfTwo(64, upTo ?? Number(store.get().maxL));
     const D = Number(store.get().dim);
     results = [];
     draw();
@@ -164,7 +169,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       ];
     });
     await runTimed({
-      tasks, reps: REPS, status, button: runButton, text: t,
+      tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t.running, done: fill(t.preview, { L: upTo }) } : t,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
@@ -190,16 +195,10 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       h('div', { className: 'control run-row' }, runButton, status)),
     summary, box);
   store.on((_, ch) => {
-    if (!ch.has('maxL') && !ch.has('dim')) return;
-    if (runButton.disabled) {
-      generation++;
-      runButton.disabled = false;
-      status.textContent = t.cancelled;
-      status.dataset.done = 'false';
-    }
-    results = [];
-    draw();
+    // New settings: a quick run replaces the old timings (the chart is never empty).
+    if (ch.has('maxL') || ch.has('dim')) void run(PREVIEW_L);
   });
+  ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_L));
   return fig.el;
 }
 
@@ -269,15 +268,26 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       return { ...tbl, json: { settings: store.get(), keptFraction: cur!.kept, scoredFraction: cur!.scored, relativeOutputError: cur!.err, weights: tbl } };
     },
   });
+  const kBox = slider(store, 'k', { id: 'c8-k', label: t.k, min: 1, max: L, step: 1 });
+  const wBox = slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 });
+  // k acts only on top-k and w only on the window: the other one is disabled, not silently ignored.
+  const syncEnabled = () => {
+    const topk = store.get().pattern === 'topk';
+    kBox.querySelector('input')!.disabled = !topk;
+    wBox.querySelector('input')!.disabled = topk;
+    kBox.classList.toggle('inactive', !topk);
+    wBox.classList.toggle('inactive', topk);
+  };
   fig.body.append(
     controlGroup(ctx.cat.common.controls,
       radios(store, 'pattern', { id: 'c8-pattern', label: t.pattern, options: [['topk', t.topk], ['window', t.window]] }),
-      slider(store, 'k', { id: 'c8-k', label: t.k, min: 1, max: L, step: 1 }),
-      slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 }),
+      kBox, wBox,
       slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 }),
       slider(store, 'r', { id: 'c8-r', label: t.r, min: 0, max: 4, step: 1, hint: t.rHint })),
     summary,
-    h('div', { className: 'panels c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.axisErr, chart.el)));
+    h('div', { className: 'panels c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.errTitle, chart.el)));
+  syncEnabled();
+  store.on((_, ch) => ch.has('pattern') && syncEnabled());
   store.on((_, ch) => ['pattern', 'k', 'w', 'g', 'r', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
   ctx.whenVisible(fig.el, draw);
   return fig.el;

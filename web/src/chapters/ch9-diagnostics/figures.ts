@@ -12,6 +12,7 @@ import type { RowMajor } from '../../model/matrix';
 import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
+import { labelNodes, labelPlain, setLabel } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { controlGroup, integer, select, slider } from '../shared/controls';
 import { type Diagnostics, diagnose, statMatrix } from './model';
@@ -43,20 +44,20 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
       values, palette: 'unit', decimals: 2, rowAxis: t.axisHead, colAxis: c.axisQuery, label, cellLabel,
       maskedText: c.maskedCell, legendTitle: t.legendFraction,
     });
-    entropyHm.update(base(statMatrix(dd, (x) => x.entropy, dd.logL), t.entropyTitle, (i, j) => {
+    entropyHm.update(base(statMatrix(dd, (x) => x.entropy, dd.logL), labelPlain(t.entropyTitle), (i, j) => {
       const H = dd.heads[i - 1]!.entropy[j - 1]!;
-      return fill(t.cellEntropy, { h: i, i: j, H: fixed(H, 3), f: fixed(dd.logL > 0 ? H / dd.logL : 0, 2) });
+      return labelPlain(fill(t.cellEntropy, { h: i, i: j, H: fixed(H, 3), f: fixed(dd.logL > 0 ? H / dd.logL : 0, 2) }));
     }));
     maxHm.update(base(statMatrix(dd, (x) => x.maxWeight), t.maxTitle, (i, j) => fill(t.cellMax, { h: i, i: j, m: fixed(dd.heads[i - 1]!.maxWeight[j - 1]!, 3) })));
-    supportHm.update(base(statMatrix(dd, (x) => x.support, dd.L), t.supportTitle, (i, j) => fill(t.cellSupport, { h: i, i: j, s: fixed(dd.heads[i - 1]!.support[j - 1]!, 2), L: dd.L })));
+    supportHm.update(base(statMatrix(dd, (x) => x.support, dd.L), labelPlain(t.supportTitle), (i, j) => labelPlain(fill(t.cellSupport, { h: i, i: j, s: fixed(dd.heads[i - 1]!.support[j - 1]!, 2), L: dd.L }))));
     const head = Math.min(s.head, s.heads);
     weightsTitle.textContent = fill(t.weightsTitle, { h: head });
     weightsHm.update({
       values: dd.weights[head - 1]!, palette: 'unit', decimals: 2, rowAxis: c.axisQuery, colAxis: c.axisKey, label: weightsTitle.textContent,
       cellLabel: (i, j, value) => fill(c.cellLabel, { row: c.axisQuery, i, col: c.axisKey, j, value }), maskedText: c.maskedCell, legendTitle: c.legendWeight,
     });
-    logLNote.textContent = fill(t.logL, { v: fixed(dd.logL, 3) });
-    const head1 = h('tr', {}, ...[t.colHead, t.colH, t.colHFrac, t.colMax, t.colSupport, t.colVerdict].map((x) => h('th', { scope: 'col', textContent: x })));
+    setLabel(logLNote, fill(t.logL, { v: fixed(dd.logL, 3) }));
+    const head1 = h('tr', {}, ...[t.colHead, t.colH, t.colHFrac, t.colMax, t.colSupport, t.colVerdict].map((x) => h('th', { scope: 'col' }, ...labelNodes(x))));
     const body = h('tbody', {}, ...dd.heads.map((hd, k) => {
       const tr = h('tr', {},
         h('th', { scope: 'row', textContent: String(k + 1) }),
@@ -103,7 +104,7 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
     slider(store, 'L', { id: 'c9-l', label: t.L, min: 2, max: 16, step: 1 }),
     slider(store, 'head', { id: 'c9-head', label: t.head, min: 1, max: 8, step: 1 }),
     integer(store, 'seed', { id: 'c9-seed', label: c.seed, min: 0, max: 999_999 }));
-  const panel = (title: string | HTMLElement, el: HTMLElement) => h('div', { className: 'panel c9-panel' }, typeof title === 'string' ? h('h3', { textContent: title }) : title, el);
+  const panel = (title: string | HTMLElement, el: HTMLElement) => h('div', { className: 'panel c9-panel' }, typeof title === 'string' ? h('h3', {}, ...labelNodes(title)) : title, el);
   fig.body.append(controls,
     h('div', { className: 'panels c9-grid' }, panel(t.entropyTitle, entropyHm.el), panel(t.maxTitle, maxHm.el), panel(t.supportTitle, supportHm.el)),
     h('div', { className: 'panels c9-lower' }, h('div', { className: 'c9-table-box' }, h('div', { className: 'table-scroll' }, table), logLNote), panel(weightsTitle, weightsHm.el)));
@@ -119,6 +120,6 @@ export function guideTable(ctx: Ctx): HTMLElement {
   table.append(
     h('caption', { textContent: g.caption }),
     h('thead', {}, h('tr', {}, ...[g.colTask, g.colScore, g.colWhy].map((x) => h('th', { scope: 'col', textContent: x })))),
-    h('tbody', {}, ...g.rows.map(([task, score, why]) => h('tr', {}, h('th', { scope: 'row', textContent: task! }), h('td', { textContent: score! }), h('td', { textContent: why! })))));
+    h('tbody', {}, ...g.rows.map(([task, score, why]) => h('tr', {}, h('th', { scope: 'row', textContent: task! }), h('td', {}, ...labelNodes(score!)), h('td', { textContent: why! })))));
   return h('div', { className: 'c9-guide-box' }, h('div', { className: 'table-scroll' }, table), h('p', { className: 'c9-after', textContent: g.after }));
 }

@@ -1,7 +1,8 @@
 /**
  * Form controls bound to one field of a Store: they show the store's value, write changes
  * back (the store validates and clamps, and updates the URL), and follow changes made
- * elsewhere (reset, URL). Every control has a visible label and a test id.
+ * elsewhere (reset, URL). Every control has a visible label and a test id; labels may use
+ * the small notation of charts/label.ts ("Queries L_q" shows a real subscript).
  *
  *   slider(store, 'alpha', { id: 'c2-alpha', label: t.alpha, min: 0, max: 1, step: 0.01 })
  *   select(store, 'score', { id: 'c2-a', label: t.a, options: [['dot', 'Dot'], ...] })
@@ -12,6 +13,7 @@
 import type { FieldSpecs, ValuesOf } from '../../model/url-state';
 import type { Store } from './store';
 import { h, testId } from './dom';
+import { labelNodes } from '../../charts/label';
 import './controls.css';
 
 /** A figure's row of controls: one labelled group (role=group) for assistive technology. */
@@ -33,7 +35,7 @@ interface Base {
 }
 
 function wrap(opts: Base, input: HTMLElement, out?: HTMLOutputElement): HTMLDivElement {
-  const label = h('label', { htmlFor: opts.id }, h('span', { textContent: opts.label }));
+  const label = h('label', { htmlFor: opts.id }, h('span', {}, ...labelNodes(opts.label)));
   if (out) label.append(out);
   const box = h('div', { className: 'control' }, label, input);
   if (opts.hint) {
@@ -102,7 +104,7 @@ export function checkbox<S extends FieldSpecs>(store: Store<S>, key: KeysOfType<
   input.addEventListener('change', () => store.set({ [key]: input.checked } as Partial<ValuesOf<S>>));
   store.on((_, changed) => changed.has(key) && show());
   show();
-  const box = h('div', { className: 'control' }, h('label', { className: 'check', htmlFor: opts.id }, input, ' ', opts.label));
+  const box = h('div', { className: 'control' }, h('label', { className: 'check', htmlFor: opts.id }, input, ' ', ...labelNodes(opts.label)));
   if (opts.hint) {
     const hint = h('p', { className: 'hint', id: `${opts.id}-hint`, textContent: opts.hint });
     input.setAttribute('aria-describedby', hint.id);
@@ -118,11 +120,11 @@ export function radios<S extends FieldSpecs>(
   opts: Base & { options: readonly (readonly [string, string])[] },
 ): HTMLFieldSetElement {
   const box = testId(h('fieldset', { className: 'control radios', id: opts.id }), opts.testid ?? opts.id);
-  box.append(h('legend', { textContent: opts.label }));
+  box.append(h('legend', {}, ...labelNodes(opts.label)));
   const inputs = opts.options.map(([value, text]) => {
     const input = testId(h('input', { type: 'radio', name: opts.id, value, id: `${opts.id}-${value}` }), `${opts.testid ?? opts.id}-${value}`);
     input.addEventListener('change', () => input.checked && store.set({ [key]: value } as Partial<ValuesOf<S>>));
-    box.append(h('label', { htmlFor: input.id }, input, h('span', { textContent: text })));
+    box.append(h('label', { htmlFor: input.id }, input, h('span', {}, ...labelNodes(text))));
     return input;
   });
   const show = () => inputs.forEach((i) => (i.checked = i.value === store.get()[key]));

@@ -21,23 +21,22 @@ export function fillVars(text: string, vars: Vars): string {
   return text.replace(/\{\{(\w+)\}\}/g, (_, k: string) => vars[k] ?? '?');
 }
 
-/** Inline markup: $math$, **bold**, *italic*. */
+/** Inline markup: $math$, **bold**, *italic* (bold and italic may contain math). */
 export function inline(text: string): string {
-  // Math and the punctuation right after it ("$x$," "$x$。") stay on one line.
-  return text
-    .split(/(\$[^$]+\$[.,;:!?)。，、；：！？）]?)/g)
-    .map((part, i) => {
-      if (i % 2 === 1) {
-        const end = part.lastIndexOf('$');
-        const math = tex(part.slice(1, end).trim());
-        const punct = part.slice(end + 1);
-        return punct ? `<span class="nowrap">${math}${escapeHtml(punct)}</span>` : math;
-      }
-      return escapeHtml(part)
-        .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
-        .replace(/\*([^*]+)\*/g, '<em>$1</em>');
-    })
-    .join('');
+  // Math and the punctuation right after it ("$x$," "$x$。") stay on one line. Math is set
+  // aside first (as \u0000n\u0000), so that "**Entropy near $\log L_k$**" is bold as a whole.
+  const maths: string[] = [];
+  const held = text.replace(/\$[^$]+\$[.,;:!?)。，、；：！？）]?/g, (part) => {
+    const end = part.lastIndexOf('$');
+    const math = tex(part.slice(1, end).trim());
+    const punct = part.slice(end + 1);
+    maths.push(punct ? `<span class="nowrap">${math}${escapeHtml(punct)}</span>` : math);
+    return `\u0000${maths.length - 1}\u0000`;
+  });
+  return escapeHtml(held)
+    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+    .replace(/\*([^*]+)\*/g, '<em>$1</em>')
+    .replace(/\u0000(\d+)\u0000/g, (_, k: string) => maths[Number(k)]!);
 }
 
 function list(lines: string[], tag: 'ul' | 'ol', marker: RegExp): string {

@@ -1,0 +1,69 @@
+// tests/e2e/a11y.test.mjs — axe-core (the accessibility engine, run inside the page) reports
+// no violation on the tutorial, in English and Chinese, light and dark, once every lazily
+// drawn figure is on the page: names of form controls, names that match visible text,
+// text contrast of at least 4.5:1 (heatmap numbers included), ARIA use, landmarks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { noProblems, usePage } from './chapter-helpers.mjs';
+
+const env = usePage();
+const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/**
+ * Scrolls through the page so lazy figures draw, then runs axe (with its experimental
+ * label-content-name-mismatch rule on: a button's name must contain its visible text);
+ * returns violations as lines.
+ */
+async function axeViolations(page) {
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  for (let y = 0; y < height; y += 700) {
+    await page.evaluate((y) => window.scrollTo(0, y), y);
+    await page.waitForTimeout(40);
+  }
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(300);
+  await page.addScriptTag({ path: axePath });
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations);
+  return violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary.split('\n').slice(1, 2).join(' ').trim()}`));
+}
+
+/** Heatmap cells whose printed number has less than 4.5:1 contrast with the cell's fill. */
+async function heatmapContrast(page) {
+  return page.$$eval('.heatmap g.cell', (cells) => {
+    const rgb = (c) => (c.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const out = [];
+    for (const g of cells) {
+      const text = g.querySelector('text');
+      const rect = g.querySelector('rect');
+      if (!text?.textContent || !rect) continue;
+      const fill = getComputedStyle(rect).fill;
+      if (!fill.startsWith('rgb')) continue; // hatched (masked) cells: a pattern, no number
+      const a = lum(rgb(fill));
+      const b = lum(rgb(getComputedStyle(text).fill));
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < 4.5) out.push(`${g.closest('.heatmap').dataset.testid} (${g.dataset.i},${g.dataset.j}) "${text.textContent}": ${ratio.toFixed(2)}:1 on ${fill}`);
+    }
+    return out;
+  });
+}
+
+for (const [lang, scheme] of [['en', 'light'], ['zh', 'dark'], ['en', 'dark'], ['zh', 'light']]) {
+  test(`axe-core: no violations (${lang}, ${scheme})`, async () => {
+    const { page, problems, close } = await env.open(lang === 'zh' ? '?lang=zh' : '', { colorScheme: scheme });
+    try {
+      const v = await axeViolations(page);
+      assert.deepEqual(v, [], `${v.length} violations:\n${v.slice(0, 40).join('\n')}`);
+      // axe does not measure text drawn in SVG: check every heatmap number against its cell.
+      const low = await heatmapContrast(page);
+      assert.deepEqual(low, [], `heatmap numbers below 4.5:1:\n${low.slice(0, 20).join('\n')}`);
+      noProblems(problems);
+    } finally {
+      await close();
+    }
+  });
+}

@@ -1,0 +1,51 @@
+// tests/e2e/markup.test.mjs — no raw markup reaches the reader, in either language: no
+// literal ** (bold around math once failed), no TeX notation such as L_q, e^H or 2^(-8h/H)
+// in labels, legends, axis titles or tables (they are drawn with real subscripts and
+// superscripts), heatmap labels are not scaled down, and figure captions start with a capital after "What to notice.".
+// Scans the visible text of the whole page, outside KaTeX, code and form fields.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { noProblems, usePage } from './chapter-helpers.mjs';
+
+const env = usePage();
+const RAW = /\*\*|(^|[^A-Za-z0-9])[A-Za-zα-ω]_(\{|[A-Za-z0-9ℓ])|(^|[^A-Za-z0-9])[A-Za-z0-9]\^[({A-Za-z0-9]|\\[a-z]+\{/;
+
+async function rawText(page) {
+  // Lazy figures draw when they come near the viewport: walk down the page first.
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  for (let y = 0; y < height; y += 700) await page.evaluate((y) => window.scrollTo(0, y), y);
+  await page.waitForTimeout(300);
+  return page.evaluate((src) => {
+    const re = new RegExp(src);
+    const hits = [];
+    const walker = document.createTreeWalker(document.getElementById('main'), NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const p = n.parentElement;
+      if (!p || p.closest('.katex, code, pre, textarea, script, style, [hidden], .tooltip')) continue;
+      const t = n.textContent;
+      if (re.test(t)) hits.push(`${p.tagName.toLowerCase()}: ${t.trim().slice(0, 80)}`);
+    }
+    return hits;
+  }, RAW.source);
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`${lang}: no literal ** or TeX notation in the visible text of any chapter`, async () => {
+    const { page, problems, close } = await env.open(lang === 'zh' ? '?lang=zh' : '');
+    try {
+      assert.deepEqual(await rawText(page), []);
+      // Heatmaps draw their cells to fit, so their labels keep their size (no 5-7 px text).
+      const small = await page.$$eval('.heatmap-svg', (svgs) => svgs
+        .map((s) => ({ id: s.closest('.heatmap').dataset.testid, k: s.getBoundingClientRect().width / Number(s.getAttribute('width')) }))
+        .filter((x) => Number.isFinite(x.k) && x.k < 0.95)
+        .map((x) => `${x.id}: labels at ${(12 * x.k).toFixed(1)} px`));
+      assert.deepEqual(small, []);
+      const captions = await page.$$eval('figcaption', (fs) => fs.map((f) => f.querySelector('strong')?.nextSibling?.textContent?.trim() ?? ''));
+      // English captions; Chinese has no capitals (and keeps “softmax” lowercase).
+      if (lang === 'en') for (const c of captions) assert.doesNotMatch(c, /^[a-z]/, `caption starts with a capital: ${c.slice(0, 40)}`);
+      noProblems(problems);
+    } finally {
+      await close();
+    }
+  });
+}
