@@ -87,7 +87,13 @@ test('timing: a quick run fills the chart on its own; Run measures exact and lin
     await fig.screenshot({ path: join(ARTIFACTS, 'ch8-time-desktop.png') });
     await fig.locator('[data-testid="c8-dim-128"]').check();
     await page.waitForFunction(() => /c8\.dim=128/.test(location.search));
-    assert.equal(await summary.textContent(), '', 'a new width clears the old timings');
+    // A new width starts a quick run at once, as a new largest L does: the chart is never empty.
+    // (After Run the status said the full run was done; now it reports the quick run again.)
+    await page.waitForFunction(() => {
+      const st = document.querySelector('[data-testid="c8-status"]');
+      return st?.dataset.done === 'true' && /Quick run up to L = 256/.test(st.textContent ?? '');
+    }, null, { timeout: 60000 });
+    assert.match(await summary.textContent(), /^At L = 256: exact softmax/, 'a new width reruns the timings');
     noProblems(problems);
   } finally {
     await close();
