@@ -156,10 +156,18 @@ export interface ForwardOptions {
    */
   alibiSlope?: number;
   /**
-   * Relative-position bias table r of odd length 2R+1: s <- s + r[clip(j - i, -R, R) + R]
-   * (Shaw et al. 2018; T5's table without buckets). Learnable: see BackwardResult.dRelativeBias.
+   * Relative-position bias table r of odd length 2R+1: s <- s + r[clip(j - (i + o), -R, R) + R],
+   * o the causal alignment's diagonal offset as for ALiBi (Shaw et al. 2018; a table without
+   * buckets). Learnable: see BackwardResult.dRelativeBias.
    */
   relativeBias?: VectorLike;
+  /**
+   * T5 bucketing of relative positions (Raffel et al. 2020; see `t5Buckets`); needs `t5Table`.
+   * s <- s + t5Table[bucket(j - (i + o))].
+   */
+  t5?: T5BucketOptions;
+  /** T5 bias per bucket, numBuckets entries. Learnable: see BackwardResult.dT5Table. */
+  t5Table?: VectorLike;
 }
 
 export interface ForwardResult {
@@ -206,6 +214,8 @@ export interface BackwardResult {
   dBias?: Matrix;
   /** dL/d relativeBias, (2R+1); present when `relativeBias` was given. */
   dRelativeBias?: Float32Array;
+  /** dL/d t5Table, (numBuckets); present when `t5` was given. */
+  dT5Table?: Float32Array;
 }
 
 /** Options of `QkScope.multiHeadForward` (Vaswani et al. 2017, §3.2.2; GQA: Ainslie et al. 2023). */
@@ -278,11 +288,131 @@ export interface PrecisionResult {
   pytorchRaises: boolean;
 }
 
+/** Feature map of linear attention. */
+export type FeatureMapName = 'elu' | 'favor';
+
+/**
+ * Options of `QkScope.linearAttention`: kernelised attention O_i = phi(q_i) S / (phi(q_i) . z),
+ * S = sum_j phi(k_j) v_j^T, z = sum_j phi(k_j), in O(L m d) (Katharopoulos et al. 2020).
+ * Unknown keys throw.
+ */
+export interface LinearAttentionOptions {
+  /** Queries, (L_q, d). */
+  query: MatrixLike;
+  /** Keys, (L_k, d). */
+  key: MatrixLike;
+  /** Values, (L_k, d_v). */
+  value: MatrixLike;
+  /**
+   * 'elu': phi(x) = elu(x) + 1 (m = d). 'favor' (default): FAVOR+ positive random features
+   * exp(W a - |a|^2/2)/sqrt(m), a = sqrt(scale) x, estimating exp(scale q.k) (Choromanski et al. 2021).
+   */
+  featureMap?: FeatureMapName;
+  /**
+   * FAVOR+ feature count m >= 1; default 64. This and seed, scale, orthogonal apply only to
+   * 'favor': passing them with 'elu' throws a RangeError naming the option.
+   */
+  features?: number;
+  /** Seed of the FAVOR+ directions; default 0. */
+  seed?: number;
+  /** Softmax-kernel scale > 0 that FAVOR+ estimates; default 1/sqrt(d). */
+  scale?: number;
+  /** Orthogonal random directions (default true) or iid Gaussian ones. */
+  orthogonal?: boolean;
+  /** Causal prefix sums: query i sees keys j <= i + o; default false. */
+  causal?: boolean;
+  /** Diagonal alignment o of the causal band; default 'top_left'. */
+  causalAlignment?: CausalAlignment;
+  /** Also return the implied (L_q, L_k) weights (O(L_q L_k m): for small inputs); default false. */
+  weights?: boolean;
+  /** dL/d(output), (L_q, d_v): when given, the gradients are returned too. */
+  gradOutput?: MatrixLike;
+}
+
+export interface LinearAttentionResult {
+  /** (L_q, d_v). */
+  output: Matrix;
+  /** phi(q_i) . z_i per row (after a stabiliser that cancels in the output), (L_q). 0 = the row has no weight and output 0. */
+  denominator: Float32Array;
+  /** Implied weights phi(q_i).phi(k_j) / denominator_i, (L_q, L_k); present when `weights` was true. */
+  weights?: Matrix;
+  /** dL/dQ, dL/dK, dL/dV; present when `gradOutput` was given. */
+  dQuery?: Matrix;
+  dKey?: Matrix;
+  dValue?: Matrix;
+}
+
+/** Softmax attention over one set of keys: output (L_q, d_v) and logsumexp (L_q), -Infinity where no key is visible. */
+export interface AttentionState {
+  output: MatrixLike;
+  logsumexp: VectorLike;
+}
+
+/**
+ * Options of `QkScope.sparsePattern`: a fixed sparse pattern as a keep mask. Key j is kept for
+ * query i when |j - (i + o)| <= window (o: the alignment's diagonal offset; Longformer), or
+ * i < global or j < global (global tokens), or j is one of `random` keys drawn for row i
+ * (BigBird, Zaheer et al. 2020), seeded, from the keys the window and global tokens leave out.
+ */
+export interface SparsePatternOptions {
+  /** L_q >= 0. */
+  queries: number;
+  /** L_k >= 0; default L_q. */
+  keys?: number;
+  /** Window half-width w >= 0; omit for no window. */
+  window?: number;
+  /** Number of global tokens g >= 0; default 0. */
+  global?: number;
+  /** Random keys r >= 0 per query row; default 0. */
+  random?: number;
+  /** Seed of the random keys; default 0. */
+  seed?: number;
+  /** Diagonal of the window when L_q != L_k; default 'top_left'. */
+  causalAlignment?: CausalAlignment;
+}
+
+/**
+ * T5's bucketed relative positions (Raffel et al. 2020): r = j - (i + o), o the alignment's diagonal
+ * offset (as for ALiBi and the causal mask). Bidirectional: half the buckets for r <= 0, half for r > 0;
+ * causal: r > 0 shares bucket 0. In each half of n buckets the first n/2 distances are exact, the rest
+ * logarithmic up to maxDistance; farther distances share the last bucket.
+ */
+export interface T5BucketOptions {
+  /** Number of buckets >= 2; default 32 (T5). */
+  numBuckets?: number;
+  /** Distance >= 1 where the logarithmic buckets end; default 128 (T5). */
+  maxDistance?: number;
+  /** true (default) for encoders, false for causal decoders. */
+  bidirectional?: boolean;
+}
+
+/** Options of `QkScope.t5Buckets`. */
+export interface T5BucketMatrixOptions extends T5BucketOptions {
+  /** L_q >= 0. */
+  queries: number;
+  /** L_k >= 0; default L_q. */
+  keys?: number;
+  /** Diagonal alignment o for L_q != L_k; default 'top_left'. */
+  causalAlignment?: CausalAlignment;
+}
+
 export interface QkScope {
   /** Multi-head attention with seeded projections (GQA/MQA by index mapping, ALiBi, per-sequence key lengths). Throws RangeError on bad input. */
   multiHeadForward(options: MultiHeadOptions): MultiHeadResult;
   /** Softmax in a reduced-precision dtype: the correct fp32 path or a reproduction of a classic failure. Never throws for the failure it demonstrates. */
   precisionSoftmax(options: PrecisionOptions): PrecisionResult;
+  /** Linear attention (elu + 1 or FAVOR+), forward and optionally backward. Throws RangeError on bad input. */
+  linearAttention(options: LinearAttentionOptions): LinearAttentionResult;
+  /**
+   * Merges the states of softmax attention over two disjoint key sets (same queries, scale, temperature and
+   * modifiers) into the state over their union: lse = log(e^lse_a + e^lse_b), output = e^(lse_a - lse) o_a +
+   * e^(lse_b - lse) o_b. An empty state (logsumexp -Infinity) is the identity. Throws RangeError for mismatched shapes.
+   */
+  mergeStates(a: AttentionState, b: AttentionState): { output: Matrix; logsumexp: Float32Array };
+  /** Keep mask (L_q, L_k) of a window + global + random pattern, entries 1 (keep) or 0; pass it as `mask` to `forward`. */
+  sparsePattern(options: SparsePatternOptions): Matrix;
+  /** Bucket index (0 ... numBuckets - 1) of every (query, key) pair, (L_q, L_k). Throws RangeError for numBuckets < 2 or maxDistance < 1. */
+  t5Buckets(options: T5BucketMatrixOptions): Matrix;
   /** Version of the core. */
   readonly version: string;
   /** The registry of scoring functions, in tutorial order. */

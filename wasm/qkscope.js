@@ -46,6 +46,10 @@ function wrap(core) {
     initParams: (score, dQ, dK, hidden, seed) => core.initParams(score, dQ, dK, hidden, seed),
     multiHeadForward: (options) => core.multiHeadForward(options),
     precisionSoftmax: (options) => core.precisionSoftmax(options),
+    linearAttention: (options) => core.linearAttention(options),
+    mergeStates: (a, b) => core.mergeStates(a, b),
+    sparsePattern: (options) => core.sparsePattern(options),
+    t5Buckets: (options) => core.t5Buckets(options),
   });
 }
 

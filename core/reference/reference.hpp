@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "qkscope/attention.hpp"
+#include "reference/t5.hpp"
 
 namespace qkscope::reference {
 
@@ -172,7 +173,8 @@ Result<T> attention(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V, const Sco
       T s = T(scale) * raw;
       if (b.softcap) s = T(*b.softcap) * std::tanh(s / T(*b.softcap));
       if (b.alibi_slope) s -= T(*b.alibi_slope) * T(std::abs(j - i - offset));
-      if (b.relative.size()) s += b.relative(std::clamp<Eigen::Index>(j - i, -R, R) + R);
+      if (b.relative.size()) s += b.relative(std::clamp<Eigen::Index>(j - i - offset, -R, R) + R);
+      if (b.t5) s += b.t5_table(t5_bucket(j - i - offset, b.t5->bidirectional, b.t5->num_buckets, b.t5->max_distance));
       if (b.dense.size()) s += b.dense(i, j);
       r.raw_scores(i, j) = raw;
       r.scores(i, j) = s;

@@ -64,7 +64,7 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
                const AttentionConfig<float>& cfg, const Options& opt, int version, bool backward, Backend& b);
 
 /// The launch parameters without outputs: q, k, v (converted to fp16/bf16 for versions 4-5),
-/// the mask (keep mask and block map uploaded), the modifiers (relative table and dense bias
+/// the mask (keep mask and block map uploaded), the modifiers (relative and T5 tables, dense bias
 /// uploaded), per-head slopes and key lengths.
 kern::FwdParams make_params(Buffers& buf, const Plan& pl, const Matrix& V, const AttentionConfig<float>& cfg,
                             const Options& opt);

@@ -1,6 +1,6 @@
 // native/cuda/api_params.cpp — what a launch reads, on the device: the form's rows q, k and
 // V (rounded to fp16/bf16 for the tensor-core versions), the resolved mask (keep mask and its
-// block map uploaded), the score modifiers of the pipeline (relative table and dense bias
+// block map uploaded), the score modifiers of the pipeline (relative and T5 tables and dense bias
 // uploaded), per-head ALiBi slopes and per-sequence key lengths.
 #include "api_detail.hpp"
 
@@ -45,6 +45,7 @@ kern::FwdParams make_params(Buffers& buf, const Plan& pl, const Matrix& V, const
   }
   p.mods = score_mods(cfg.bias, pl.scale, cfg.temperature, pl.mask.offset);
   if (p.mods.relative) p.mods.relative = buf.upload(p.mods.relative, std::size_t(2 * p.mods.R + 1));
+  if (p.mods.t5) p.mods.t5 = buf.upload(p.mods.t5, std::size_t(p.mods.buckets.num_buckets));
   if (p.mods.dense) p.mods.dense = buf.upload(p.mods.dense, std::size_t(pl.L_q) * std::size_t(pl.L_k));
   if (!opt.alibi_slopes.empty()) {
     std::vector<float> s(opt.alibi_slopes.begin(), opt.alibi_slopes.end());

@@ -1,6 +1,6 @@
 // native/cuda/qkscope_cuda.hpp — the CUDA backend's host API: flash-style attention kernels
 // (a ladder of versions 1-5, README.md) for every scoring function of the core, with the
-// core's AttentionConfig (scale, temperature, masks, softcap/ALiBi/relative/dense biases),
+// core's AttentionConfig (scale, temperature, masks, softcap/ALiBi/relative/T5/dense biases),
 // GQA by index mapping, and a CPU interpreter of the same kernels for machines without a GPU.
 //
 //   auto r = qkscope::cuda::attention_forward(Q, K, V, params, cfg, {.version = 3});

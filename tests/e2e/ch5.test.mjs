@@ -121,6 +121,49 @@ test('ALiBi: slopes 2^(-8h/H) for H = 8, interleaved for H = 12; the bias is -m|
   }
 });
 
+/** T5's bucket rule (Raffel et al. 2020; the released _relative_position_bucket), in doubles. */
+function t5Bucket(r, bidirectional, numBuckets, maxDistance) {
+  let base = 0;
+  let n = numBuckets;
+  let d;
+  if (bidirectional) {
+    n = Math.floor(numBuckets / 2);
+    base = r > 0 ? n : 0;
+    d = Math.abs(r);
+  } else d = Math.max(-r, 0);
+  const exact = Math.floor(n / 2);
+  if (d < exact) return base + d;
+  if (exact === 0 || maxDistance <= exact) return base + n - 1;
+  return base + Math.min(n - 1, exact + Math.floor(Math.log(d / exact) / Math.log(maxDistance / exact) * (n - exact)));
+}
+
+test('T5 buckets: every pair follows the rule, under both alignments and directions', async () => {
+  const { page, problems, close } = await env.open('#c5-t5');
+  try {
+    const fig = page.locator('[data-testid="figure-c5-t5"]');
+    await fig.scrollIntoViewIfNeeded();
+    const check = async (bi, offset, what) => {
+      const got = await cells(page, 'c5-t5-buckets');
+      assert.equal(got.length, 4 * 8);
+      for (const c of got) assert.equal(c.value, t5Bucket(c.j - (c.i + offset), bi, 8, 10), `${what}: (${c.i}, ${c.j})`);
+    };
+    await check(true, 0, 'bidirectional, top-left');
+    assert.match(await fig.locator('[data-testid="c5-t5-summary"]').textContent(), /^Distances into the past per bucket: 0: 0; 1: 1; 2: 2–4; 3: 5\+\.$/);
+    await fig.locator('[data-testid="c5-t5align-bottom_right"]').check();
+    await page.waitForFunction(() => /c5\.t5align=bottom_right/.test(location.search));
+    await check(true, 4, 'bidirectional, bottom-right');
+    await fig.locator('[data-testid="c5-t5dir-causal"]').check();
+    await page.waitForFunction(() => /c5\.t5dir=causal/.test(location.search));
+    await check(false, 4, 'causal, bottom-right');
+    await fig.locator('[data-testid="reset"]').click();
+    assert.doesNotMatch(page.url(), /c5\.t5/);
+    await fig.screenshot({ path: join(ARTIFACTS, 'ch5-t5-desktop.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
 test('graph: edges are the mask; isolated node without self-loop has a zero row', async () => {
   const { page, problems, close } = await env.open('#c5-graph');
   try {
@@ -237,7 +280,7 @@ test('language switch keeps the reader\'s place (the block at the top stays at t
     await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
     const after = await page.evaluate(() => ({ y: window.scrollY, top: document.getElementById('figure-c5-precision').getBoundingClientRect().top }));
     assert.ok(after.y > 1000, `not back at the top (${after.y})`);
-    assert.ok(Math.abs(after.top - before.top) < 120, `Figure 5.5 stays in view: top ${before.top} -> ${after.top}`);
+    assert.ok(Math.abs(after.top - before.top) < 120, `Figure 5.6 stays in view: top ${before.top} -> ${after.top}`);
     noProblems(problems);
   } finally {
     await close();
@@ -252,7 +295,7 @@ test('language switch: Chinese headings and labels', async () => {
     assert.match(await page.textContent('[data-testid="section-c5-structure"]'), /右下对齐/);
     assert.equal(await counts(page, 'c5-visible-br'), '3,4');
     assert.match(await page.textContent(PREC), /存储数据类型/);
-    // The Fig 5.5 summary is in Chinese (the core's English line stays in a data attribute).
+    // The Fig 5.6 summary is in Chinese (the core's English line stays in a data attribute).
     assert.equal(await page.locator('[data-testid="c5-prec-summary"]').textContent(),
       '在 float32 中 masked_fill 并做 softmax：填充值 \u2212\u221e 存为 \u2212\u221e；填充后的分数中有 6 个 inf；第 2 行为 NaN（4 个单元格）。');
     await page.locator(MASK).screenshot({ path: join(ARTIFACTS, 'ch5-mask-zh.png') });
@@ -265,7 +308,7 @@ test('language switch: Chinese headings and labels', async () => {
 test('exports of every figure; phone width has no sideways scroll; screenshots at 390 px', async () => {
   const { page, problems, close } = await env.open('#ch5', { viewport: PHONE });
   try {
-    for (const id of ['figure-c5-mask', 'figure-c5-alibi', 'figure-c5-graph', 'figure-c5-softcap', 'figure-c5-precision']) {
+    for (const id of ['figure-c5-mask', 'figure-c5-alibi', 'figure-c5-t5', 'figure-c5-graph', 'figure-c5-softcap', 'figure-c5-precision']) {
       await page.locator(`[data-testid="${id}"]`).scrollIntoViewIfNeeded();
       const files = await checkExports(page, id);
       if (id === 'figure-c5-precision') assert.match(files.csv.bytes.toString('utf8'), /^matrix,query,key,value\r\nscores,1,1,2/);

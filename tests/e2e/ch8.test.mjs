@@ -1,7 +1,8 @@
 // tests/e2e/ch8.test.mjs — chapter 8 (beyond quadratic) in the built page: linear attention
 // (elu + 1, FAVOR+) against softmax from forward() has a finite, positive error that falls
 // with the number of random features; causal via prefix sums; the timing run at small L (no
-// timings asserted); top-k and window + global sparsity through forward() (zero error when
+// timings asserted, the crossover summary is a measured L or none); top-k and window + global
+// (+ BigBird random keys) sparsity through forward() (zero error when
 // nothing is dropped, fraction of pairs kept); URL round-trip, hostile URL values, the
 // language switch, exports, and screenshots at 390 and 1280 px.
 import { test } from 'node:test';
@@ -77,10 +78,22 @@ test('timing: a quick run fills the chart on its own; Run measures exact and lin
     await fig.locator('[data-testid="c8-run"]').click();
     await page.waitForFunction(() => document.querySelector('[data-testid="c8-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
     assert.equal(await page.locator('[data-testid="c8-time"] circle.point').count(), 12, '4 series x 3 lengths');
-    assert.match(await fig.locator('[data-testid="c8-time-summary"]').textContent(), /^At L = 256: exact softmax/);
+    const summary = fig.locator('[data-testid="c8-time-summary"]');
+    assert.match(await summary.textContent(), /^At L = 256: exact softmax.*Linear elu \+ 1 is (faster than qkscope's softmax from L = (64|128|256) on|not yet faster than qkscope's softmax at L = 256)\.$/);
+    const cross = await summary.evaluate((e) => e.dataset.crossover);
+    assert.ok(cross === '' || ['64', '128', '256'].includes(cross), `crossover is a measured L or none (${cross})`);
     const files = await checkExports(page, 'figure-c8-time');
     assert.match(files.csv.bytes.toString('utf8'), /^series,L,ms,runs\r\n/);
     await fig.screenshot({ path: join(ARTIFACTS, 'ch8-time-desktop.png') });
+    await fig.locator('[data-testid="c8-dim-128"]').check();
+    await page.waitForFunction(() => /c8\.dim=128/.test(location.search));
+    // A new width starts a quick run at once, as a new largest L does: the chart is never empty.
+    // (After Run the status said the full run was done; now it reports the quick run again.)
+    await page.waitForFunction(() => {
+      const st = document.querySelector('[data-testid="c8-status"]');
+      return st?.dataset.done === 'true' && /Quick run up to L = 256/.test(st.textContent ?? '');
+    }, null, { timeout: 60000 });
+    assert.match(await summary.textContent(), /^At L = 256: exact softmax/, 'a new width reruns the timings');
     noProblems(problems);
   } finally {
     await close();
@@ -113,6 +126,11 @@ test('sparse: top-k with k = L and a full window give zero error; the window sco
     assert.ok(w.err > 0);
     const masked = await page.locator('[data-testid="c8-sparse"] g.cell[data-masked="true"]').count();
     assert.equal(masked, 256 - n, 'dropped pairs are hatched');
+    await fig.locator('[data-testid="c8-r"]').fill('2');
+    await page.waitForFunction(() => /c8\.r=2/.test(location.search));
+    const br = await sparseSummary(page);
+    // BigBird: two more random keys in each row except row 0 (global, it already sees all).
+    assert.equal(br.kept, (n + 2 * 15) / 256, 'r = 2 random keys per row');
     await fig.locator('[data-testid="c8-w"]').fill('15');
     await page.waitForFunction(() => /c8\.w=15/.test(location.search));
     assert.ok((await sparseSummary(page)).err < 1e-6, 'a full window is plain softmax');

@@ -3,12 +3,14 @@
 // function and normalizer of the registries (and unknown names), scale, temperature
 // (0, negative, denormal, near and past the float maximum), key padding, causal band
 // (both alignments), sliding window, keep mask, softcap, ALiBi, relative table (odd and
-// even lengths), dense bias with -inf entries, top-k, hard Gumbel and its seed.
+// even lengths), dense bias with -inf entries, T5 buckets and table, top-k, hard Gumbel and
+// its seed.
 // Every choice reads bytes through FuzzedDataProvider, so the corpus mutates them freely.
 #pragma once
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -128,6 +130,14 @@ inline Case make_case(FuzzedDataProvider& f) {
     b.dense = matrix(f, L_q, f.ConsumeIntegralInRange<int>(0, 25) == 0 ? L_k + 1 : L_k);
     for (Eigen::Index i = 0; i < b.dense.size(); ++i)
       if (f.ConsumeIntegralInRange<int>(0, 4) == 0) b.dense.data()[i] = -std::numeric_limits<float>::infinity();
+  }
+  if (f.ConsumeIntegralInRange<int>(0, 5) == 0) {
+    // T5 bucketing (also num_buckets < 2, max_distance < 1) and a table of num_buckets or
+    // another count of entries.
+    b.t5 = T5Buckets{f.ConsumeBool(), f.ConsumeIntegralInRange<int>(-1, 9), f.ConsumeIntegralInRange<int>(-1, 20)};
+    b.t5_table.resize(f.ConsumeIntegralInRange<int>(0, 25) == 0 ? f.ConsumeIntegralInRange<int>(0, 9)
+                                                                 : std::max(b.t5->num_buckets, 0));
+    for (Eigen::Index i = 0; i < b.t5_table.size(); ++i) b.t5_table(i) = value(f);
   }
   return c;
 }

@@ -55,6 +55,12 @@ inline std::string js_names(std::string msg) {
       {"X_kv", "keyValue"},
       {"X_q", "query"},
       {"grad_output", "gradOutput"},
+      {"o_b (shape of o_a)", "b.output (shape of a.output)"},
+      {"o_a", "a.output"},
+      {"o_b", "b.output"},
+      {"lse_a", "a.logsumexp"},
+      {"lse_b", "b.logsumexp"},
+      {"bias.t5_table", "t5Table"},
   };
   for (const auto& [from, to] : kNames)
     for (std::size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + std::strlen(to)))
@@ -102,7 +108,7 @@ val guarded(const char* fn, F&& body) {
 const char* const kForwardKeys[] = {"query", "key", "value", "score", "params", "seed",
                                     "hidden", "scale", "temperature", "keyLength", "causal",
                                     "causalAlignment", "window", "bias", "mask", "normalizer",
-                                    "softcap", "alibiSlope", "relativeBias"};
+                                    "softcap", "alibiSlope", "relativeBias", "t5", "t5Table"};
 
 /// Fails on a key that is neither in kForwardKeys nor a normalizer option (typos such as
 /// 'temprature'), listing the known ones.
@@ -170,6 +176,42 @@ struct Parsed {
 std::uint64_t read_seed(const val& v, const std::string& name) {
   if (absent(v)) return 0;
   return static_cast<std::uint64_t>(integer(v, name, 0, kMaxSafeInteger));
+}
+
+#ifndef QKSCOPE_WASM_WIDGET
+/// T5 bucketing and table (forward options t5, t5Table). The bucketing's described fields
+/// (T5Buckets::fields()) are checked here as normalizer options are; the table's length
+/// and presence too, so every message names the JS option.
+void read_t5(const val& opts, BiasSpec<float>& b) {
+  if (const val t = opts["t5"]; !absent(t)) {
+    if (!is_object(t) || t.isArray())
+      fail("t5 must be an object {numBuckets, maxDistance, bidirectional}, got " + describe(t));
+    reject_unknown_fields<T5Buckets>(t, "t5");
+    read_fields(t, b.t5.emplace(), "t5.");
+  }
+  if (const val t = opts["t5Table"]; !absent(t)) {
+    if (!b.t5) fail("t5Table is set but t5 (the bucketing) is not");
+    b.t5_table = to_vector(t, "t5Table");
+  }
+  if (b.t5 && b.t5_table.size() != b.t5->num_buckets)
+    fail("t5Table must have t5.numBuckets = " + std::to_string(b.t5->num_buckets) + " entries, got " +
+         std::to_string(b.t5_table.size()));
+}
+#else
+/// The widget build (wasm/widget/bindings.cpp) leaves T5 out to stay inside its size budget.
+void read_t5(const val& opts, BiasSpec<float>&) {
+  if (!absent(opts["t5"]) || !absent(opts["t5Table"]))
+    fail("t5 is not in the widget build of qkscope; use wasm/qkscope.js");
+}
+#endif
+
+/// causalAlignment ("top_left" when absent), for every function that takes one.
+CausalAlignment read_alignment(const val& a) {
+  if (absent(a)) return CausalAlignment::top_left;
+  const std::string s = string(a, "causalAlignment");
+  if (s == "bottom_right") return CausalAlignment::bottom_right;
+  if (s != "top_left") fail("causalAlignment must be 'top_left' or 'bottom_right', got '" + s + "'");
+  return CausalAlignment::top_left;
 }
 
 /// ForwardOptions -> inputs and config (everything the .d.ts documents).
@@ -250,12 +292,7 @@ Parsed parse_options(const val& opts) {
   if (const val n = opts["keyLength"]; !absent(n))
     mask.key_length = integer(n, "keyLength", 0, kMaxIndex);
   if (const val c = opts["causal"]; !absent(c)) mask.causal = boolean(c, "causal");
-  if (const val a = opts["causalAlignment"]; !absent(a)) {
-    const std::string s = string(a, "causalAlignment");
-    if (s == "top_left") mask.alignment = CausalAlignment::top_left;
-    else if (s == "bottom_right") mask.alignment = CausalAlignment::bottom_right;
-    else fail("causalAlignment must be 'top_left' or 'bottom_right', got '" + s + "'");
-  }
+  if (const val a = opts["causalAlignment"]; !absent(a)) mask.alignment = read_alignment(a);
   if (const val w = opts["window"]; !absent(w)) {
     if (!is_object(w) || w.isArray())
       fail("window must be an object {left, right}, got " + describe(w));
@@ -288,6 +325,7 @@ Parsed parse_options(const val& opts) {
       fail("relativeBias must have odd length 2R+1 (R >= 0), got length " +
            std::to_string(cfg.bias.relative.size()));
   }
+  read_t5(opts, cfg.bias);
   return p;
 }
 
@@ -333,6 +371,7 @@ val js_backward(val opts, val grad_output) {
     o.set("dTemperature", g.dtemperature);
     if (p.cfg.bias.dense.size()) o.set("dBias", to_js(g.ddense));
     if (p.cfg.bias.relative.size()) o.set("dRelativeBias", to_js(g.drelative));
+    if (p.cfg.bias.t5) o.set("dT5Table", to_js(g.dt5_table));
     return o;
   });
 }

@@ -87,8 +87,10 @@ inline std::string num_str(double x) { return detail::num_g(x, 6); }
 inline std::int64_t integer(const val& v, const std::string& name, double lo, double hi) {
   const double x = number(v, name);
   if (!std::isfinite(x) || x != std::floor(x) || x < lo || x > hi) {
-    std::string range = "[" + num_str(lo) + ", " + num_str(hi) + "]";
-    if (hi >= 9007199254740992.0) range = ">= " + num_str(lo);
+    // Integral bounds in full (2147483647, not num_str's 2.14748e+09).
+    const auto bound = [](double b) { return std::abs(b) < 9007199254740992.0 ? std::to_string(std::int64_t(b)) : num_str(b); };
+    std::string range = "[" + bound(lo) + ", " + bound(hi) + "]";
+    if (hi >= 9007199254740992.0) range = ">= " + bound(lo);
     fail(name + " must be an integer " + range + ", got " + num_str(x));
   }
   return static_cast<std::int64_t>(x);

@@ -67,29 +67,39 @@ void for_each_normalizer_option(Fn&& fn) {
     for (const auto& o : n.options) fn(o.name, camel(o.name));
 }
 
-/// Reads every normalizer option present in `opts` into cfg.norm_options, checked as JS
-/// numbers (integers within the member's range) or booleans; the core checks the rest.
+/// Reads every described field of `out` (norm/options.hpp: normalizer options, T5's
+/// bucketing) present in `opts` under its camelCase name, checked as a JS boolean or number
+/// (integers within [min, the member's range]); the core checks the rest. `prefix` names
+/// the object in messages ("t5." -> "t5.numBuckets must be ...").
+template <class O>
+void read_fields(const val& opts, O& out, const std::string& prefix = "") {
+  norm::for_each_field(out, [&](const auto& f, auto& v) {
+    using M = std::decay_t<decltype(v)>;
+    const std::string key = camel(f.name);
+    const val x = opts[key];
+    if (absent(x)) return;
+    if constexpr (std::is_same_v<M, bool>) {
+      v = boolean(x, prefix + key);
+    } else if constexpr (std::is_integral_v<M>) {
+      const double hi = std::min(double(std::numeric_limits<M>::max()), kMaxSafeInteger);
+      v = M(integer(x, prefix + key, f.min, hi));
+    } else {
+      v = M(number(x, prefix + key));
+    }
+  });
+}
+
+/// Fails on a key of `opts` that is not a described field of O, listing the known ones.
+template <class O>
+void reject_unknown_fields(const val& opts, const std::string& name) {
+  std::vector<std::string> known;
+  std::apply([&](const auto&... f) { (known.push_back(camel(f.name)), ...); }, O::fields());
+  reject_unknown_keys(opts, name, known);
+}
+
+/// Reads every normalizer option present in `opts` into cfg.norm_options.
 void read_normalizer_options(const val& opts, NormalizerOptions& out) {
-  std::apply(
-      [&](auto... n) {
-        (norm::for_each_field(out.template get<decltype(n)>(),
-                              [&](const auto& f, auto& v) {
-                                using M = std::decay_t<decltype(v)>;
-                                const std::string key = camel(f.name);
-                                const val x = opts[key];
-                                if (absent(x)) return;
-                                if constexpr (std::is_same_v<M, bool>) {
-                                  v = boolean(x, key);
-                                } else if constexpr (std::is_integral_v<M>) {
-                                  const double hi = std::min(double(std::numeric_limits<M>::max()), kMaxSafeInteger);
-                                  v = M(integer(x, key, f.min, hi));
-                                } else {
-                                  v = M(number(x, key));
-                                }
-                              }),
-         ...);
-      },
-      Normalizers{});
+  std::apply([&](auto... n) { (read_fields(opts, out.template get<decltype(n)>()), ...); }, Normalizers{});
 }
 
 /// [{name, label, tex, params, sameDim}], in registry order.

@@ -3,6 +3,7 @@
 // only. Same conversions, checks and error messages as the full module (api.hpp); the
 // unregistered backward() and initParams() are dropped by the linker, which keeps the
 // self-contained widget script inside its size budget (tests/e2e/widget-size.test.mjs).
+#define QKSCOPE_WASM_WIDGET 1  // api.hpp: T5 options left out (size budget)
 #include "../src/api.hpp"
 
 EMSCRIPTEN_BINDINGS(qkscope_widget) {

@@ -3,7 +3,7 @@
 // Pipeline (fixed order, as in PyTorch SDPA / FlexAttention):
 //   raw   = f(Q, K)                      scoring function from score/registry.hpp   (L_q, L_k)
 //   s     = scale * raw                  scale defaults to f's (1/sqrt(d_k) for scaled_dot)
-//   s     = bias(s)                      softcap -> ALiBi -> relative -> dense (bias/bias.hpp)
+//   s     = bias(s)                      softcap -> ALiBi -> relative -> T5 -> dense (bias/bias.hpp)
 //   z     = mask(s)                      -inf where the mask says no (mask/mask.hpp)
 //   (scale, biases and mask run through the one per-element implementation, pipeline/)
 //   P     = normalizer(z / tau)          row-wise (norm/registry.hpp); tau = temperature
@@ -68,6 +68,7 @@ struct AttentionGrads {
   Mat<T> dQ, dK, dV;
   ScoreParams<T> dparams;   // of the scoring function's parameters
   Vec<T> drelative;         // of bias.relative (empty if unused)
+  Vec<T> dt5_table;         // of bias.t5_table (empty if unused)
   Mat<T> ddense;            // of bias.dense (empty if unused)
   double dtemperature = 0;  // dL/dtau
 };
@@ -321,17 +322,19 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   }
   g.dtemperature = dtau;
 
-  // Through the biases (reverse order): dense, relative, ALiBi (no parameters), softcap,
-  // scale, with the pipeline's functor (tau is the normalizer's: 1 here; the diagonal offset
-  // only moves ALiBi, which has no gradient).
+  // Through the biases (reverse order): dense, T5, relative, ALiBi (no parameters), softcap,
+  // scale, with the pipeline's functor (tau is the normalizer's: 1 here). The relative
+  // positions use the mask's diagonal offset, as in the forward pass.
   const auto& b = cfg.bias;
-  const auto mods = score_mods(b, fwd.scale, 1.0, 0);
+  const auto mods = score_mods(b, fwd.scale, 1.0, resolve_mask(cfg.mask, shape.L_q, shape.L_k).offset);
   if (b.dense.size()) g.ddense = dZ;
   if (b.relative.size()) g.drelative = Vec<T>::Zero(b.relative.size());
+  if (b.t5) g.dt5_table = Vec<T>::Zero(b.t5_table.size());
   Mat<T> dS(shape.L_q, shape.L_k);
   for (int i = 0; i < int(shape.L_q); ++i)
     for (int j = 0; j < int(shape.L_k); ++j) {
       if (mods.relative) g.drelative(mods.relative_index(i, j)) += dZ(i, j);
+      if (mods.t5) g.dt5_table(mods.t5_index(i, j)) += dZ(i, j);
       dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
     }
 

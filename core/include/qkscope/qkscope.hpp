@@ -7,7 +7,10 @@
 
 #include "qkscope/attention.hpp"
 #include "qkscope/bias/bias.hpp"
+#include "qkscope/linear/linear.hpp"
 #include "qkscope/mask/mask.hpp"
+#include "qkscope/mask/patterns.hpp"
+#include "qkscope/merge/merge.hpp"
 #include "qkscope/mha/multi_head.hpp"
 #include "qkscope/norm/registry.hpp"
 #include "qkscope/precision/precision.hpp"

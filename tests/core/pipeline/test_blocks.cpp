@@ -210,6 +210,8 @@ TEST_CASE("score modifiers: logit follows the pipeline order and grad_raw is its
   b.softcap = 1.7;
   b.alibi_slope = 0.3;
   b.relative = qktest::randn_vec(rng, 5);
+  b.t5 = T5Buckets{true, 6, 5};
+  b.t5_table = qktest::randn_vec(rng, 6);
   b.dense = qktest::randn(rng, L_q, L_k);
   MaskSpec ms;
   ms.alignment = CausalAlignment::bottom_right;

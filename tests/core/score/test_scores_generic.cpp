@@ -40,11 +40,14 @@ TEMPLATE_LIST_TEST_CASE("every scoring function x mask x normalizer matches the 
         AttentionConfig<double> c64;
         c64.score = F::name;
         c64.mask = mask;
-        if (biased) {  // every score modifier at once: softcap -> ALiBi -> relative -> dense
+        if (biased) {  // every score modifier at once: softcap -> ALiBi -> relative -> T5 -> dense
           c64.bias.softcap = 3.0;
           c64.bias.alibi_slope = 0.25;
           c64.bias.relative = qktest::randn_vec(rng, 3, 0.5);
           c64.bias.dense = qktest::randn(rng, s.L_q, s.L_k, 0.5);
+          detail::Rng t5rng(7);  // own stream: the other draws stay as they were
+          c64.bias.t5 = T5Buckets{true, 6, 4};
+          c64.bias.t5_table = qktest::randn_vec(t5rng, 6, 0.5);
         }
         c64.normalizer = ninfo.name;
         c64.temperature = 0.7;
@@ -57,8 +60,8 @@ TEMPLATE_LIST_TEST_CASE("every scoring function x mask x normalizer matches the 
         c32.temperature = 0.7;
         c32.norm_options = c64.norm_options;
         c32.bias = {c64.bias.softcap, c64.bias.alibi_slope, c64.bias.relative.cast<float>(),
-                    c64.bias.dense.cast<float>()};
-        INFO("biases " << (biased ? "softcap+alibi+relative+dense" : "none"));
+                    c64.bias.dense.cast<float>(), c64.bias.t5, c64.bias.t5_table.cast<float>()};
+        INFO("biases " << (biased ? "softcap+alibi+relative+T5+dense" : "none"));
         INFO("score " << F::name << ", shape L_q=" << s.L_q << " L_k=" << s.L_k << " d_q=" << s.d_q
                       << " d_k=" << s.d_k << ", mask " << mask_name << ", normalizer " << ninfo.name);
         const auto ref = reference::attention<double>(Q, K, V, p64, c64);
@@ -106,6 +109,9 @@ TEMPLATE_LIST_TEST_CASE("every scoring function's gradients match finite differe
         pr.cfg.bias.alibi_slope = 0.3;
         pr.cfg.bias.relative = qktest::randn_vec(rng, 5, 0.5);
         pr.cfg.bias.dense = qktest::randn(rng, s.L_q, s.L_k, 0.5);
+        detail::Rng t5rng(9);  // own stream: the other draws stay as they were
+        pr.cfg.bias.t5 = T5Buckets{false, 6, 4};
+        pr.cfg.bias.t5_table = qktest::randn_vec(t5rng, 6, 0.5);
         const MatrixD G = qktest::randn(rng, s.L_q, s.d_v);
         INFO("score " << F::name << ", shape L_q=" << s.L_q << " L_k=" << s.L_k << " d_q=" << s.d_q
                       << " d_k=" << s.d_k << ", mask " << mask_name << ", normalizer " << ninfo.name);
@@ -121,6 +127,7 @@ TEMPLATE_LIST_TEST_CASE("every scoring function's gradients match finite differe
         CHECK_GRAD("dtemperature", dtau_analytic, dtau_numeric);
         CHECK_GRAD("d bias.relative", g.drelative, qktest::numeric_grad(x, x.cfg.bias.relative, G));
         CHECK_GRAD("d bias.dense", g.ddense, qktest::numeric_grad(x, x.cfg.bias.dense, G));
+        CHECK_GRAD("d bias.t5_table", g.dt5_table, qktest::numeric_grad(x, x.cfg.bias.t5_table, G));
         auto& P = x.params;
         const auto& dP = g.dparams;
         if (P.W.size()) CHECK_GRAD("dW", dP.W, qktest::numeric_grad(x, P.W, G));

@@ -69,7 +69,8 @@ inline MaskCases mask_cases(Eigen::Index L_q, Eigen::Index L_k, Eigen::Index Br 
 }
 
 /// A configuration of `score` with `mask`, temperature 0.7 and bias kind: 0 none; 1 softcap
-/// 2.5 and ALiBi slope 0.25; 2 a relative-position table (2R+1 = 5) and a dense bias with one
+/// 2.5 and ALiBi slope 0.25; 2 a relative-position table (2R+1 = 5), a T5 table (6 buckets,
+/// max distance 5; causal bucketing for 2, bidirectional for 3) and a dense bias with one
 /// -inf entry (a masked pair through the bias); 3 all of them at once.
 template <class T>
 qkscope::AttentionConfig<T> config_case(const std::string& score, const qkscope::MaskSpec& mask, int bias_kind,
@@ -87,6 +88,8 @@ qkscope::AttentionConfig<T> config_case(const std::string& score, const qkscope:
     c.bias.relative = randn_vec<T>(rng, 5, 0.5);
     c.bias.dense = randn<T>(rng, L_q, L_k, 0.5);
     c.bias.dense(L_q - 1, 0) = -std::numeric_limits<T>::infinity();
+    c.bias.t5 = qkscope::T5Buckets{bias_kind == 3, 6, 5};
+    c.bias.t5_table = randn_vec<T>(rng, 6, 0.5);
   }
   return c;
 }

@@ -49,6 +49,18 @@ function wrap(core: any): QkScope {
     precisionSoftmax: () => {
       throw new Error('precisionSoftmax is not in the widget build of qkscope; use wasm/qkscope.js');
     },
+    linearAttention: () => {
+      throw new Error('linearAttention is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
+    mergeStates: () => {
+      throw new Error('mergeStates is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
+    sparsePattern: () => {
+      throw new Error('sparsePattern is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
+    t5Buckets: () => {
+      throw new Error('t5Buckets is not in the widget build of qkscope; use wasm/qkscope.js');
+    },
   } satisfies QkScope);
 }
 

@@ -4,21 +4,38 @@
 // scaled scores s = scale * f(q, k):
 //   1. softcap      s <- c tanh(s / c)            (Gemma 2 Team 2024, §2; Grok-1)
 //   2. ALiBi        s <- s - m |j - (i + o)|      (Press, Smith & Lewis 2022, §3)
-//   3. relative     s <- s + r[clip(j - i, -R, R) + R]   (Shaw et al. 2018; T5-style table, unbucketed)
-//   4. dense bias   s <- s + B_ij                 (any additive mask/bias, e.g. 0 / -inf)
-// o is the mask's diagonal offset (0 top-left, L_k - L_q bottom-right), so ALiBi
-// penalises distance from the same diagonal the causal mask uses.
+//   3. relative     s <- s + r[clip(j - (i + o), -R, R) + R]   (Shaw et al. 2018; unbucketed table)
+//   4. T5           s <- s + t[bucket(j - (i + o))]   (Raffel et al. 2020, §2.1; t5_buckets.hpp)
+//   5. dense bias   s <- s + B_ij                 (any additive mask/bias, e.g. 0 / -inf)
+// o is the mask's diagonal offset (0 top-left, L_k - L_q bottom-right), so ALiBi and the
+// relative positions measure distance from the same diagonal the causal mask and the window
+// use: with bottom-right alignment (KV-cache decoding, L_q = 1, L_k = 5) the query sits at
+// key 4 and sees offsets -4 ... 0, not 0 ... 4.
 #pragma once
 
 #include <cmath>
 #include <optional>
+#include <tuple>
 #include <vector>
 
+#include "qkscope/bias/t5_buckets.hpp"
 #include "qkscope/detail/check.hpp"
+#include "qkscope/norm/options.hpp"
 #include "qkscope/pipeline/mods.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope {
+
+/// T5Buckets' fields as bindings read them (declared in bias/t5_buckets.hpp).
+constexpr auto T5Buckets::fields() {
+  using norm::Field;
+  return std::tuple{
+      Field<T5Buckets, int>{"num_buckets", &T5Buckets::num_buckets, 2, "number of buckets (T5: 32)"},
+      Field<T5Buckets, int>{"max_distance", &T5Buckets::max_distance, 1,
+                            "distance from which all positions share the last bucket (T5: 128)"},
+      Field<T5Buckets, bool>{"bidirectional", &T5Buckets::bidirectional, 0,
+                             "buckets for both directions (encoder); false: past only (decoder)"}};
+}
 
 /// Additive biases and score modifiers of one attention head.
 template <class T>
@@ -27,10 +44,17 @@ struct BiasSpec {
   std::optional<double> softcap;
   /// ALiBi slope m >= 0 of this head (see alibi_slopes()); none when empty.
   std::optional<double> alibi_slope;
-  /// Relative-position table r of odd length 2R+1: bias r[clip(j - i, -R, R) + R]. Learnable.
+  /// Relative-position table r of odd length 2R+1: bias r[clip(j - (i + o), -R, R) + R],
+  /// o the mask's diagonal offset (as for ALiBi). Learnable.
   Vec<T> relative;
   /// Dense additive bias (L_q, L_k); entries may be -inf (masked), never NaN or +inf.
   Mat<T> dense;
+  /// T5 bucketing (bias/t5_buckets.hpp); with it, t5_table holds one learnable bias per
+  /// bucket: s <- s + t5_table[bucket(j - (i + o))] (Raffel et al. 2020, §2.1). Applied
+  /// after the relative table, before the dense bias. (Last here so that brace
+  /// initialisation {softcap, alibi_slope, relative, dense} keeps its meaning.)
+  std::optional<T5Buckets> t5;
+  Vec<T> t5_table;  // (num_buckets)
 };
 
 /// ALiBi slopes for n heads, head h gets slopes[h]. For n a power of two the geometric
@@ -95,6 +119,15 @@ void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
             "bias.relative must have odd length 2R+1, got " + std::to_string(b.relative.size()));
     require_finite(b.relative, "bias.relative");
   }
+  if (b.t5) {
+    validate_t5(*b.t5, "bias.t5");
+    require(b.t5_table.size() == b.t5->num_buckets,
+            "bias.t5_table must have num_buckets = " + std::to_string(b.t5->num_buckets) + " entries, got " +
+                std::to_string(b.t5_table.size()));
+    require_finite(b.t5_table, "bias.t5_table");
+  } else {
+    require(b.t5_table.size() == 0, "bias.t5_table is set but bias.t5 (the bucketing) is not");
+  }
   if (b.dense.size()) {
     require_shape(b.dense, L_q, L_k, "bias.dense (L_q x L_k)");
     bool only01 = true;
@@ -115,9 +148,20 @@ void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
 
 }  // namespace detail
 
+/// The (L_q, L_k) T5 bucket of every pair with diagonal offset o (for display and tests).
+/// Throws std::invalid_argument for num_buckets < 2 or max_distance < 1.
+inline Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> t5_bucket_matrix(
+    const T5Buckets& b, Eigen::Index L_q, Eigen::Index L_k, Eigen::Index offset) {
+  detail::validate_t5(b, "t5");
+  Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> out(L_q, L_k);
+  for (Eigen::Index i = 0; i < L_q; ++i)
+    for (Eigen::Index j = 0; j < L_k; ++j) out(i, j) = b.bucket(j - (i + offset));
+  return out;
+}
+
 /// The modifiers of `b` (validated by detail::validate_bias) as the pipeline's POD functor
 /// (pipeline/mods.hpp) for a call with this scale and temperature and the mask's diagonal
-/// offset. Points into b.relative and b.dense: keep b alive while it is used.
+/// offset. Points into b.relative, b.t5_table and b.dense: keep b alive while it is used.
 template <class T>
 pipeline::ScoreMods<T> score_mods(const BiasSpec<T>& b, double scale, double temperature, int offset) {
   pipeline::ScoreMods<T> s;
@@ -132,6 +176,10 @@ pipeline::ScoreMods<T> score_mods(const BiasSpec<T>& b, double scale, double tem
   if (b.relative.size()) {
     s.relative = b.relative.data();
     s.R = int(b.relative.size() / 2);
+  }
+  if (b.t5) {
+    s.t5 = b.t5_table.data();
+    s.buckets = *b.t5;
   }
   if (b.dense.size()) {
     s.dense = b.dense.data();

@@ -243,6 +243,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
     for (std::size_t n = 0; n < heads.size(); ++n) {
       out[n].dV = std::move(g[n].dV);
       out[n].drelative = std::move(g[n].drelative);
+      out[n].dt5_table = std::move(g[n].dt5_table);
       out[n].ddense = std::move(g[n].ddense);
       out[n].dtemperature = g[n].dtemperature;
       finish(n, g[n], out[n]);
@@ -262,7 +263,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
 
 /// Tiled backward of B*H heads: fwd[n] from attention_forward_batch with the same
 /// arguments, dO[n] = dL/dO of head n (L_q, d_v). Returns per head dQ, dK, dV, dparams
-/// (this head's share: sum over heads for shared parameters), drelative, ddense (only with
+/// (this head's share: sum over heads for shared parameters), drelative, dt5_table, ddense (only with
 /// a dense bias: (L_q, L_k)) and dtemperature, as qkscope::attention_backward. Work is split
 /// over (head, key tile) and (head, query tile) items; results do not depend on threads.
 template <class T>
@@ -278,7 +279,7 @@ std::vector<AttentionGrads<T>> attention_backward_batch(const std::vector<HeadIn
 }
 
 /// Tiled backward of one head for dO = dL/dO (L_q, d_v); `fwd` from cpu::attention_forward
-/// with the same arguments. Fills dQ, dK, dV, dparams, drelative, ddense (only when a dense
+/// with the same arguments. Fills dQ, dK, dV, dparams, drelative, dt5_table, ddense (only when a dense
 /// bias is set: (L_q, L_k)) and dtemperature, as qkscope::attention_backward.
 template <class T>
 AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V,

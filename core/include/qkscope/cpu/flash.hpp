@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "qkscope/cpu/tile_ops.hpp"
 #include "qkscope/cpu/parallel.hpp"
 #include "qkscope/cpu/scorers.hpp"
+#include "qkscope/cpu/tile_ops.hpp"
+#include "qkscope/merge/scales.hpp"
 
 namespace qkscope::cpu {
 
@@ -84,18 +85,19 @@ void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eige
       auto row = S.row(r);
       if (lo < hi && general) ops.apply_keep(S, r, i0 + r, j0, lo, hi);
       auto seg = row.segment(lo, hi - lo);
-      const T mn = lo < hi ? std::max(w.m(r), seg.maxCoeff()) : ninf;
-      if (mn == ninf) {  // nothing visible in this row so far: P row = 0, state unchanged
+      // The state merge of merge_attention_states (merge/scales.hpp): the block's P is taken
+      // relative to the merged max directly, so only the running state is rescaled.
+      const MergeScales<T> ms = merge_scales(w.m(r), lo < hi ? T(seg.maxCoeff()) : ninf);
+      if (ms.m == ninf) {  // nothing visible in this row so far: P row = 0, state unchanged
         row.setZero();
         continue;
       }
-      exp_shifted(seg, mn, general, w.tmp);
+      exp_shifted(seg, ms.m, general, w.tmp);
       row.head(lo).setZero();
       row.tail(bk - hi).setZero();
-      const T alpha = std::exp(w.m(r) - mn);  // 0 on the row's first visible block
-      w.l(r) = alpha * w.l(r) + seg.sum();
-      if (alpha != T(1)) w.acc.row(r) *= alpha;
-      w.m(r) = mn;
+      w.l(r) = ms.alpha_a * w.l(r) + seg.sum();  // alpha_a = 0 on the row's first visible block
+      if (ms.alpha_a != T(1)) w.acc.row(r) *= ms.alpha_a;
+      w.m(r) = ms.m;
     }
     w.acc.noalias() += S * V.middleRows(j0, bk);
   }

@@ -24,7 +24,7 @@ namespace qkscope::cpu::detail {
 template <class T>
 struct FlashGrads {
   Mat<T> dQs, dKs, dV;
-  Vec<T> extra, drelative;
+  Vec<T> extra, drelative, dt5_table;
   Mat<T> ddense;
   double dtemperature = 0;
 };
@@ -137,7 +137,9 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   const Eigen::Index heads = Eigen::Index(scorers.size()), nq = num_tiles(L_q, opt.block_q),
                      nk = num_tiles(L_k, opt.block_k);
   const int threads = resolve_threads(opt.threads);
-    const Eigen::Index n_rel = ops.mods.relative ? 2 * Eigen::Index(ops.mods.R) + 1 : 0, n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
+  const Eigen::Index n_rel = ops.mods.relative ? 2 * Eigen::Index(ops.mods.R) + 1 : 0,
+                     n_t5 = ops.mods.t5 ? Eigen::Index(ops.mods.buckets.num_buckets) : 0, n_pos = n_rel + n_t5,
+                     n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
   std::vector<Vec<T>> D(heads), lse(heads);
   std::vector<Mat<T>> rel_part(heads), extra_part(heads);
   std::vector<double> dtau_part(heads * nq, 0.0);
@@ -148,7 +150,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     g[n].dKs.resize(L_k, scorers[n].k_width());
     g[n].dV.resize(L_k, V[n]->cols());
     if (ops.mods.dense) g[n].ddense = Mat<T>::Zero(L_q, L_k);
-    rel_part[n] = Mat<T>::Zero(nk, n_rel);
+    rel_part[n] = Mat<T>::Zero(nk, n_pos);  // per key tile: relative table, then T5 table
     extra_part[n] = Mat<T>::Zero(nk, n_extra);
   }
   // Pass B: (head, query tile) items own D, dQ and the temperature partial sums. First P and
@@ -205,7 +207,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     for (Eigen::Index i0 = 0; i0 < L_q; i0 += opt.block_q) {
       const Eigen::Index bq = std::min(opt.block_q, L_q - i0);
       if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], &D[n], i0, bq, j0, bk, w,
-                     n_rel ? rel_part[n].row(t).data() : nullptr,
+                     n_pos ? rel_part[n].row(t).data() : nullptr,
                      g[n].ddense.size() ? &g[n].ddense : nullptr, nullptr))
         continue;
       const Eigen::Map<const Mat<T>> P(w.p.data(), bq, bk), dX(w.dx.data(), bq, bk);
@@ -219,11 +221,11 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   // Reductions in tile order: independent of the thread count.
   for (Eigen::Index n = 0; n < heads; ++n) {
     g[n].extra = Vec<T>::Zero(n_extra);
-    if (n_rel) g[n].drelative = Vec<T>::Zero(n_rel);
-    for (Eigen::Index t = 0; t < nk; ++t) {
+    const Vec<T> pos = rel_part[n].colwise().sum().transpose();  // in tile order
+    if (n_rel) g[n].drelative = pos.head(n_rel);
+    if (n_t5) g[n].dt5_table = pos.tail(n_t5);
+    for (Eigen::Index t = 0; t < nk; ++t)
       if (n_extra) g[n].extra += extra_part[n].row(t).transpose();
-      if (n_rel) g[n].drelative += rel_part[n].row(t).transpose();
-    }
     g[n].dtemperature = 0;
     for (Eigen::Index t = 0; t < nq; ++t) g[n].dtemperature += dtau_part[n * nq + t];
   }

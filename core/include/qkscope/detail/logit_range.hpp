@@ -79,7 +79,8 @@ FormBound form_bound(const score::AdditiveForm<T>& f, const Mat<T>&, const Mat<T
 /// True when scale * S with every bias, divided by tau, and (scale / tau) times the form's
 /// rows all stay below max(T) / 16 (so sums and differences of two logits are finite), and
 /// 1 / tau is a normal number of T. Any NaN or inf gives false. `slope` is the largest ALiBi
-/// slope in use (cfg.bias's or a per-head one).
+/// slope in use (cfg.bias's or a per-head one); the relative and T5 tables add their largest
+/// |entry| (each pair reads one entry of each).
 template <class T>
 bool logits_fold_safe(const FormBound& fb, double scale, double temperature, const BiasSpec<T>& b, double slope,
                       Eigen::Index L_q, Eigen::Index L_k) {
@@ -92,6 +93,7 @@ bool logits_fold_safe(const FormBound& fb, double scale, double temperature, con
   if (b.softcap) s = std::min(s, std::abs(*b.softcap));
   s += std::abs(std::max(slope, b.alibi_slope.value_or(0.0))) * double(L_q + L_k);
   if (b.relative.size()) s += max_abs(Mat<T>(b.relative));
+  if (b.t5) s += max_abs(Mat<T>(b.t5_table));
   if (b.dense.size()) {
     double d = 0;
     for (Eigen::Index i = 0; i < b.dense.size(); ++i)

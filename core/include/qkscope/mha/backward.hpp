@@ -74,6 +74,7 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
         const Mat<T> Q_h = fwd.Q.block(b * s.L_q, h * s.d_k, s.L_q, s.d_k);
         const Mat<T> dO_h = dC.block(b * s.L_q, h * s.d_v, s.L_q, s.d_v);
         if (cfg.alibi) c.bias.alibi_slope = slopes[std::size_t(h)];
+        if (cfg.t5_tables.size()) c.bias.t5_table = cfg.t5_tables.row(h).transpose();
         AttentionGrads<T> hg;
         try {
           hg = attention_backward<T>(Q_h, K_g, V_g, params[std::size_t(h)], c,
@@ -86,6 +87,10 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
         dV.block(b * s.L_k, kv * s.d_v, s.L_k, s.d_v) += hg.dV;
         detail::add_into(g.dscore_params[std::size_t(h)], hg.dparams);
         detail::add_into(g.drelative, hg.drelative);
+        if (cfg.t5_tables.size()) {
+          if (!g.dt5_tables.size()) g.dt5_tables = Mat<T>::Zero(cfg.t5_tables.rows(), cfg.t5_tables.cols());
+          g.dt5_tables.row(h) += hg.dt5_table.transpose();
+        }
         detail::add_into(g.ddense, hg.ddense);
         g.dtemperature += hg.dtemperature;
       }

@@ -48,6 +48,10 @@ struct MultiHeadConfig {
   AttentionConfig<T> attention;
   /// ALiBi: head h gets slope alibi_slopes(H)[h] (Press, Smith & Lewis 2022, §3).
   bool alibi = false;
+  /// T5 relative position bias with one learnable table per head (Raffel et al. 2020,
+  /// §2.1): head h adds t5_tables(h, bucket(j - (i + o))), with the bucketing of
+  /// attention.bias.t5. (H, num_buckets); empty = none. Leave attention.bias.t5_table empty.
+  Mat<T> t5_tables;
   /// Key padding per sequence: keys j >= key_lengths[b] of sequence b are masked;
   /// 0 masks the whole sequence (output 0). Empty = every key valid. B entries.
   std::vector<Eigen::Index> key_lengths;
@@ -84,6 +88,7 @@ struct MultiHeadGrads {
   Mat<T> dW_Q, dW_K, dW_V, dW_O;         // shapes of the weights
   std::vector<ScoreParams<T>> dscore_params;  // H entries, summed over the batch
   Vec<T> drelative;                      // of attention.bias.relative (empty if unused)
+  Mat<T> dt5_tables;                     // of t5_tables, (H, num_buckets) (empty if unused)
   Mat<T> ddense;                         // of attention.bias.dense (empty if unused)
   double dtemperature = 0;               // dL/dtau
 };
@@ -160,6 +165,14 @@ MhaShape check_mha(const Mat<T>& X_q, const Mat<T>& X_kv, const MultiHeadWeights
   require(!(cfg.alibi && cfg.attention.bias.alibi_slope),
           "alibi (per-head slopes) and attention.bias.alibi_slope (one slope) are both set; "
           "use one");
+  if (cfg.t5_tables.size()) {
+    require(cfg.attention.bias.t5.has_value(),
+            "t5_tables is set but attention.bias.t5 (the bucketing) is not");
+    require(cfg.attention.bias.t5_table.size() == 0,
+            "t5_tables (one per head) and attention.bias.t5_table (one shared) are both set; use one");
+    validate_t5(*cfg.attention.bias.t5, "attention.bias.t5");
+    require_shape(cfg.t5_tables, s.H, cfg.attention.bias.t5->num_buckets, "t5_tables (H x num_buckets)");
+  }
   return s;
 }
 

@@ -54,6 +54,7 @@ MultiHeadResult<T> multi_head_forward(const Mat<T>& X_q, const Mat<T>& X_kv,
       for (Eigen::Index h = g * s.group; h < (g + 1) * s.group; ++h) {
         const Mat<T> Q_h = r.Q.block(b * s.L_q, h * s.d_k, s.L_q, s.d_k);  // (L_q, d_k)
         if (cfg.alibi) c.bias.alibi_slope = slopes[std::size_t(h)];
+        if (cfg.t5_tables.size()) c.bias.t5_table = cfg.t5_tables.row(h).transpose();
         AttentionResult<T>& out = r.heads[std::size_t(b * s.H + h)];
         try {
           out = attention_forward<T>(Q_h, K_g, V_g, params[std::size_t(h)], c);

@@ -5,15 +5,18 @@
 //   s_ij = scale * raw_ij
 //   s_ij = c tanh(s_ij / c)             softcap      (Gemma 2 Team 2024, §2; Grok-1)
 //   s_ij = s_ij - m |j - (i + o)|       ALiBi        (Press, Smith & Lewis 2022, §3)
-//   s_ij = s_ij + r[clip(j - i, -R, R) + R]   relative (Shaw et al. 2018; T5-style table, unbucketed)
+//   s_ij = s_ij + r[clip(j - (i + o), -R, R) + R]   relative (Shaw et al. 2018; unbucketed table)
+//   s_ij = s_ij + t[bucket(j - (i + o))]  T5          (Raffel et al. 2020, §2.1; bias/t5_buckets.hpp)
 //   z_ij = s_ij + B_ij                  dense bias   (may hold -inf = masked)
 //   x_ij = z_ij / tau                   the logit the softmax sees
 // o is the mask's diagonal offset (0 top-left, L_k - L_q bottom-right), so ALiBi penalises
-// distance from the same diagonal the causal mask uses. The backward is
+// distance, and the relative and T5 tables read positions, from the same diagonal the causal
+// mask and the window use. The backward is
 // dL/draw = dL/dx / tau * (softcap ? 1 - tanh^2(scale raw / c) : 1) * scale.
 // Without softcap or positional terms x = (scale / tau) raw in one multiply.
 #pragma once
 
+#include "qkscope/bias/t5_buckets.hpp"
 #include "qkscope/pipeline/mask.hpp"
 
 namespace qkscope::pipeline {
@@ -26,14 +29,16 @@ struct ScoreMods {
   T cap = 1;
   bool alibi = false;
   T slope = 0;                     // ALiBi slope of this head
-  int offset = 0;                  // the mask's diagonal offset (ALiBi distance)
+  int offset = 0;                  // the mask's diagonal offset (ALiBi, relative and T5 positions)
   const T* relative = nullptr;     // 2R+1 entries, or nullptr
   int R = 0;
+  const T* t5 = nullptr;           // T5 table, buckets.num_buckets entries, or nullptr
+  T5Buckets buckets{};
   const T* dense = nullptr;        // (L_q, L_k) row-major with leading dimension ld, or nullptr
   offset_t ld = 0;
 
   /// No modifier: x = scale_tau * raw.
-  QKSCOPE_HOST_DEVICE bool plain() const { return !softcap && !alibi && !relative && !dense; }
+  QKSCOPE_HOST_DEVICE bool plain() const { return !softcap && !alibi && !relative && !t5 && !dense; }
 
   /// The same modifiers with another ALiBi slope (per-head slopes).
   QKSCOPE_HOST_DEVICE ScoreMods with_slope(T m) const {
@@ -43,15 +48,18 @@ struct ScoreMods {
     return r;
   }
 
-  /// Entry of the relative-position table that pair (i, j) reads: clip(j - i, -R, R) + R.
-  QKSCOPE_HOST_DEVICE int relative_index(int i, int j) const { return iclamp(j - i, -R, R) + R; }
+  /// Entry of the relative-position table that pair (i, j) reads: clip(j - (i + o), -R, R) + R.
+  QKSCOPE_HOST_DEVICE int relative_index(int i, int j) const { return iclamp(j - (i + offset), -R, R) + R; }
+  /// Entry of the T5 table that pair (i, j) reads: bucket(j - (i + o)).
+  QKSCOPE_HOST_DEVICE int t5_index(int i, int j) const { return buckets.bucket(j - (i + offset)); }
 
-  /// s_ij: scale, softcap, ALiBi and relative position, before the dense bias.
+  /// s_ij: scale, softcap, ALiBi, relative and T5 positions, before the dense bias.
   QKSCOPE_HOST_DEVICE T modified(T raw, int i, int j) const {
     T s = scale * raw;
     if (softcap) s = cap * tanh_(s / cap);
     if (alibi) s -= slope * T(iabs(j - (i + offset)));
     if (relative) s += relative[relative_index(i, j)];
+    if (t5) s += t5[t5_index(i, j)];
     return s;
   }
   /// z_ij from s_ij: adds the dense bias when there is one.
@@ -65,7 +73,7 @@ struct ScoreMods {
     return add_dense(modified(raw, i, j), i, j) * inv_tau;
   }
 
-  /// dL/dz from dL/dx (also the gradient of the relative table entry and of B_ij).
+  /// dL/dz from dL/dx (also the gradient of the relative and T5 table entries and of B_ij).
   QKSCOPE_HOST_DEVICE T grad_z(T dx) const { return dx * inv_tau; }
   /// dL/draw from dL/dz: through the softcap and the scale.
   QKSCOPE_HOST_DEVICE T grad_raw_from_z(T dz, T raw) const {

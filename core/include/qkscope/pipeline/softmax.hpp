@@ -9,6 +9,7 @@
 // A fully masked row (lse = -inf) shifts by +inf so that every P_ij is exactly 0.
 #pragma once
 
+#include "qkscope/merge/scales.hpp"
 #include "qkscope/pipeline/host_device.hpp"
 
 namespace qkscope::pipeline {
@@ -21,14 +22,14 @@ struct OnlineSoftmax {
 
   /// Starts a key block whose largest logit in this row is `block_max`: updates m and l
   /// and returns alpha, the factor the row's accumulator must be multiplied by.
+  /// The block's weights are taken relative to the merged max (merge_scales, the step of
+  /// merge_attention_states), so only the running state needs its factor.
   QKSCOPE_HOST_DEVICE T rescale(T block_max) {
-    const T mn = max_(m, block_max);
-    const T s = mn == neg_inf<T>() ? T(0) : mn;
-    const T alpha = exp_(m - s);  // m = -inf: 0 (acc and l are 0 anyway)
-    m = mn;
-    shift = s;
-    l *= alpha;
-    return alpha;
+    const MergeScales<T> ms = merge_scales(m, block_max);  // m = -inf: alpha 0 (acc, l are 0)
+    m = ms.m;
+    shift = m == neg_inf<T>() ? T(0) : m;
+    l *= ms.alpha_a;
+    return ms.alpha_a;
   }
   /// Unnormalised weight of logit x in the current block (0 for x = -inf).
   QKSCOPE_HOST_DEVICE T p(T x) const { return exp_(x - shift); }
@@ -37,13 +38,12 @@ struct OnlineSoftmax {
   /// Merges another partial state of the same row (split-K, or threads that each saw part
   /// of the row): both states are expressed relative to the larger max.
   QKSCOPE_HOST_DEVICE void merge(const OnlineSoftmax& o, T* alpha_self, T* alpha_other) {
-    const T mn = max_(m, o.m);
-    const T s = mn == neg_inf<T>() ? T(0) : mn;
-    *alpha_self = exp_(m - s);
-    *alpha_other = exp_(o.m - s);
-    l = l * *alpha_self + o.l * *alpha_other;
-    m = mn;
-    shift = s;
+    const MergeScales<T> ms = merge_scales(m, o.m);
+    *alpha_self = ms.alpha_a;
+    *alpha_other = ms.alpha_b;
+    l = l * ms.alpha_a + o.l * ms.alpha_b;
+    m = ms.m;
+    shift = m == neg_inf<T>() ? T(0) : m;
   }
   /// 1 / l, or 0 for a row with no visible key (output 0).
   QKSCOPE_HOST_DEVICE T inv_l() const { return l > T(0) ? T(1) / l : T(0); }

@@ -63,11 +63,22 @@ $$ {{slopes12}}$$
 In Figure 5.2 the queries are zero vectors, so every raw score is 0 and the weights come from the bias alone: the recency profile of the chosen head.`,
     },
     {
+      id: 'c5-t5',
+      title: 'T5: relative positions in buckets',
+      body: r`T5 (Raffel et al. 2020) learns one scalar per head for each *bucket* of relative positions $r = j - i$ and adds it to the score, $s_{ij} \leftarrow s_{ij} + b_h[\operatorname{bucket}(r)]$. Nearby offsets get a bucket each; farther ones share buckets whose width grows geometrically, and every offset beyond a maximum distance shares the last bucket. With $n$ buckets per direction, the first $n/2$ distances are exact and the rest are spaced logarithmically:
+
+$$\operatorname{bucket}(\lvert r\rvert) = \tfrac n2 + \Big\lfloor \frac{\log(\lvert r\rvert / \tfrac n2)}{\log(\text{max distance} / \tfrac n2)}\,\big(n - \tfrac n2\big) \Big\rfloor \quad\text{for } \lvert r\rvert \ge \tfrac n2,$$
+
+capped at $n - 1$. An encoder (bidirectional) splits its buckets between keys before and after the query; a decoder (causal) uses them all for the past. T5 itself uses 32 buckets and a maximum distance of 128.
+
+In qkscope the offset is measured from the same diagonal as ALiBi, the causal mask and the window, $r = j - (i + o)$ with $o = 0$ (top-left) or $o = L_k - L_q$ (bottom-right), so a query decoded with a KV cache sits at its true position. Figure 5.3 shows the bucket of every pair for $L_q = 4$ queries and $L_k = 8$ keys; the table $b_h$ is learnable, and qkscope returns its gradient.`,
+    },
+    {
       id: 'c5-graph',
       title: 'Graph adjacency as a mask',
       body: r`Graph attention (GAT, Veličković et al. 2018) lets each node attend only to its neighbours. That is a mask: $M_{ij}$ is true when there is an edge between $i$ and $j$, usually with self-loops $M_{ii}$ so that a node also keeps its own features. Equivalently, a bias that is 0 on edges and $-\infty$ elsewhere.
 
-In Figure 5.3, tick edges to build the graph. Each node's row of weights spreads only over its neighbours. Node 5 starts isolated: with self-loops it attends to itself with weight 1; turn self-loops off and its row has no visible key at all.`,
+In Figure 5.4, tick edges to build the graph. Each node's row of weights spreads only over its neighbours. Node 5 starts isolated: with self-loops it attends to itself with weight 1; turn self-loops off and its row has no visible key at all.`,
     },
     {
       id: 'c5-softcap',
@@ -76,7 +87,7 @@ In Figure 5.3, tick edges to build the graph. Each node's row of weights spreads
 
 $$s \leftarrow c \tanh(s / c).$$
 
-For $\lvert s \rvert \ll c$ this is almost the identity; large scores are squeezed toward $\pm c$, so no logit can exceed $c$ in size and the gaps between large logits shrink. Gemma 2 uses $c = 50$ for attention logits. qkscope applies the cap right after the scale, before bias and mask. Figure 5.4 draws the cap curve, computed by the core, and its effect on a row of large logits.`,
+For $\lvert s \rvert \ll c$ this is almost the identity; large scores are squeezed toward $\pm c$, so no logit can exceed $c$ in size and the gaps between large logits shrink. Gemma 2 uses $c = 50$ for attention logits. qkscope applies the cap right after the scale, before bias and mask. Figure 5.5 draws the cap curve, computed by the core, and its effect on a row of large logits.`,
     },
     {
       id: 'c5-empty',
@@ -95,7 +106,7 @@ Many implementations avoid $-\infty$ by filling masked scores with a large negat
 - The same finfo.min used as an *additive* mask, scores $+$ finfo(float16).min computed in float16, is not safe: a score below about $-16$ pushes the sum past $-65504$, it rounds to $-\infty$, and a fully masked row is NaN again. Live from the core, in float16: the masked row $ {{addScores}}$ plus $-65504$ is stored as $ {{addLogits}}$ and its softmax is $ {{addWeights}}$. With the milder scores $ {{mildScores}}$ the sums round back to $-65504$ and the row is uniform: $ {{mildWeights}}$.
 - A finite fill that is too small in size, such as $-10^4$, can lose to real scores that are themselves very negative.
 
-The safe recipe is the one qkscope uses: keep scores and softmax in float32 even for float16 or bfloat16 inputs (mixed precision), subtract the row maximum before exponentiating, mask with $-\infty$, and handle empty rows explicitly. Figure 5.5 runs the careless recipe in each dtype and with each fill value, next to the safe one.`,
+The safe recipe is the one qkscope uses: keep scores and softmax in float32 even for float16 or bfloat16 inputs (mixed precision), subtract the row maximum before exponentiating, mask with $-\infty$, and handle empty rows explicitly. Figure 5.6 runs the careless recipe in each dtype and with each fill value, next to the safe one.`,
     },
   ],
   figMask: {
@@ -129,8 +140,23 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
     power: 'H is a power of two: mₕ = 2^(−8h/H)',
     interleaved: 'H is not a power of two: {p} slopes of 2^(−8h/{p}), then every other slope of the {q}-head construction',
   },
+  figT5: {
+    title: 'Figure 5.3. T5 buckets of relative positions',
+    caption: r`near the diagonal each offset has its own bucket; farther away one bucket covers a growing range, and everything beyond the maximum distance shares the last one. Switch to bottom-right: the buckets follow the diagonal, so the last query's own position is bucket 0 at the last key. In causal mode keys after the query share bucket 0 (a causal mask hides them anyway).`,
+    chart: 'Bucket of each (query, key) pair (from the core)',
+    legend: 'bucket',
+    buckets: 'Buckets',
+    distance: 'Max distance',
+    direction: 'Direction',
+    bi: 'bidirectional (encoder)',
+    causal: 'causal (decoder)',
+    alignment: 'Alignment',
+    topLeft: 'top-left',
+    bottomRight: 'bottom-right',
+    summary: 'Distances into the past per bucket: {ranges}.',
+  },
   figGraph: {
-    title: 'Figure 5.3. A graph as an attention mask',
+    title: 'Figure 5.4. A graph as an attention mask',
     caption: r`Each row spreads its weight only over the node's neighbours (hatched cells are non-edges), and an isolated node without a self-loop has an empty row: weights 0, not NaN.`,
     edges: 'Edges',
     edge: 'Edge {a}–{b}',
@@ -139,7 +165,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
     weights: 'Weights with the adjacency mask',
   },
   figCap: {
-    title: 'Figure 5.4. Logit soft-capping c·tanh(s/c)',
+    title: 'Figure 5.5. Logit soft-capping c·tanh(s/c)',
     caption: r`The capped curve follows the identity near 0 and flattens toward $\pm c$; the weights of a row of large logits become less one-sided after capping, because the gaps between large logits shrink.`,
     cap: 'Cap c',
     curve: 'Capped score against raw score',
@@ -154,7 +180,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
     weight: 'weight',
   },
   figPrec: {
-    title: 'Figure 5.5. A fully masked row, fill values and dtypes',
+    title: 'Figure 5.6. A fully masked row, fill values and dtypes',
     caption: r`With a fill of $-\infty$ (or $-10^9$ in float16, which becomes $-\infty$) the fully masked row 2 turns into NaN; with a finite fill it becomes a silent uniform row; qkscope's policy (last panel) gives zeros in every dtype.`,
     dtype: 'Storage dtype',
     fill: 'Fill value',

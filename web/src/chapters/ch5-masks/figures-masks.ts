@@ -4,7 +4,7 @@
  *   causal alignment side by side (keep j <= i, or j <= i + L_k - L_q).
  * - Figure 5.2: ALiBi slopes for H heads (2^(-8h/H), interleaved otherwise) and one head's
  *   bias -m|j - i| (read back from the core's scores) and weights.
- * - Figure 5.3: a 5-node graph whose adjacency (plus self-loops) is the keep mask.
+ * - Figure 5.4: a 5-node graph whose adjacency (plus self-loops) is the keep mask.
  */
 import type { CausalAlignment, ForwardOptions, ForwardResult, Matrix } from '@qkscope/wasm';
 import { fill } from '../../i18n';
@@ -181,7 +181,7 @@ function svgEl<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<strin
   return e;
 }
 
-/** Figure 5.3: graph adjacency as the keep mask. */
+/** Figure 5.4: graph adjacency as the keep mask. */
 export function graphFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   const t = ctx.t.figGraph;
   const pos = Array.from({ length: NODES }, (_, k) => [110 + 78 * Math.sin((2 * Math.PI * k) / NODES), 100 - 78 * Math.cos((2 * Math.PI * k) / NODES)] as const);

@@ -1,8 +1,8 @@
 /**
  * Chapter 5's numerical figures:
- * - Figure 5.4: logit soft-capping s <- c tanh(s/c) (Gemma 2 Team 2024, §2), the curve read
+ * - Figure 5.5: logit soft-capping s <- c tanh(s/c) (Gemma 2 Team 2024, §2), the curve read
  *   back from the core's scores, and its effect on the weights of a row of large logits.
- * - Figure 5.5: a fully masked row under masked_fill in float16 / bfloat16 / float32 with the
+ * - Figure 5.6: a fully masked row under masked_fill in float16 / bfloat16 / float32 with the
  *   fill values -1e4, -1e9, -inf and finfo.min (core's precisionSoftmax), next to qkscope's
  *   policy (fp32 softmax, -inf mask, empty row = 0).
  */
@@ -30,7 +30,7 @@ function capped(ctx: Ctx, raw: number[], c: number | undefined) {
   return ctx.qk.forward({ query: [[1]], key: raw.map((x) => [x]), value: raw.map(() => [0]), score: 'dot', ...(c ? { softcap: c } : {}) });
 }
 
-/** Figure 5.4: the cap curve and a row of large logits with and without it. */
+/** Figure 5.5: the cap curve and a row of large logits with and without it. */
 export function softcapFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   const t = ctx.t.figCap;
   const controls = h('div', { className: 'controls' },
@@ -83,7 +83,7 @@ export function softcapFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   return frame.el;
 }
 
-/** Figure 5.5: fully masked row, fill values and dtypes. */
+/** Figure 5.6: fully masked row, fill values and dtypes. */
 export function precisionFigure(ctx: Ctx, store: Store<Ch5Spec>): HTMLElement {
   const t = ctx.t.figPrec;
   const fillLabels: Record<(typeof FILLS)[number], string> = { '1e4': t.fill1e4, '1e9': t.fill1e9, inf: t.fillInf, min: t.fillMin };

@@ -1,14 +1,16 @@
 /**
  * Chapter 5, "Masks and biases": key padding, causal (top-left vs bottom-right), sliding
- * window, ALiBi, graph adjacency and soft-capping, all through the core's forward(); a fully
- * masked row and mask fill values in float16 / bfloat16 / float32 through precisionSoftmax()
- * (docs/facts.md §2, §5, §10). State in the URL under "c5.".
+ * window, ALiBi, T5 relative-position buckets (t5Buckets()), graph adjacency and soft-capping,
+ * all through the core's forward(); a fully masked row and mask fill values in float16 /
+ * bfloat16 / float32 through precisionSoftmax() (docs/facts.md §2, §5, §10). State in the URL
+ * under "c5.".
  */
 import { texRow, trimmed } from '../../model/format';
 import { row } from '../../model/matrix';
 import { defineChapter } from '../types';
 import { alibiFigure, graphFigure, maskFigure } from './figures-masks';
 import { precisionFigure, softcapFigure } from './figures-numerics';
+import { t5Figure } from './figures-t5';
 import { ADDITIVE_DEMO, additiveMaskRow, alibiSlopes, DEFAULT_EDGES, DTYPES, EMPTY_DEMO, emptyCausalRows, FILLS, makeSpec, PREC_MASK, PREC_SCORES } from './model';
 import { en, type Ch5Text } from './en';
 import { zh } from './zh';
@@ -46,6 +48,7 @@ export default defineChapter<Ch5Text>({
     const store = ctx.state(makeSpec(), (v) => (v.head > v.heads ? { ...v, head: v.heads } : v));
     view.section('c5-structure').append(maskFigure(ctx, store));
     view.section('c5-alibi').append(alibiFigure(ctx, store));
+    view.section('c5-t5').append(t5Figure(ctx, store));
     view.section('c5-graph').append(graphFigure(ctx, store));
     view.section('c5-softcap').append(softcapFigure(ctx, store));
     view.section('c5-empty').append(precisionFigure(ctx, store));

@@ -117,6 +117,10 @@ export function makeSpec() {
     cap: num(20, 1, 100, { digits: 3 }),
     dtype: choice(DTYPES, 'float32'),
     fill: choice(FILLS, 'inf'),
+    t5n: int(8, 2, 32),
+    t5d: int(10, 1, 64),
+    t5dir: choice(['bi', 'causal'] as const, 'bi'),
+    t5align: choice(['top_left', 'bottom_right'] as const, 'top_left'),
   };
 }
 export type Ch5Spec = ReturnType<typeof makeSpec>;

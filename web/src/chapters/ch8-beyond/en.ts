@@ -33,14 +33,14 @@ For causal (decoder) attention, the sums run over $j \le i$ only. They are prefi
     {
       id: 'c8-error',
       title: 'How close to softmax?',
-      body: r`The first figure computes softmax attention with qkscope's forward() and the two kernel versions in TypeScript on the same seeded inputs, and compares both the weights (for a short sequence, where they can be drawn) and the outputs. The error of FAVOR+ falls roughly like $1/\sqrt m$; elu + 1 has a fixed error, because it is a different kernel. Sharper inputs (a larger input scale) make softmax peakier, which both approximations find harder.
+      body: r`The first figure computes softmax attention with qkscope's forward() and the two kernel versions with qkscope's linearAttention() on the same seeded inputs, and compares both the weights (for a short sequence, where they can be drawn) and the outputs. The error of FAVOR+ falls roughly like $1/\sqrt m$; elu + 1 has a fixed error, because it is a different kernel. Sharper inputs (a larger input scale) make softmax peakier, which both approximations find harder.
 
 Be prepared for how slowly FAVOR+ converges. The kernel estimate is unbiased, but its relative variance grows roughly like $e^{\lVert q + k\rVert^2/\sqrt d}/m$, so for inputs of typical size it takes hundreds or thousands of features to get the error of the *outputs* down to a few percent. Performer mitigates this with orthogonal random directions, redrawing them during training, and keeping queries and keys small; the figure uses plain independent Gaussian directions, so what you see is the basic estimator.`,
     },
     {
       id: 'c8-time',
       title: 'What it buys: time against L',
-      body: r`The second figure times exact softmax attention against the two kernel versions as $L$ grows. To keep the comparison fair in language, exact softmax is timed twice: in qkscope's core (WebAssembly, which also returns its $L \times L$ intermediates for teaching) and in plain JavaScript, one row at a time, written like the kernel versions. On the log–log chart, exact attention has slope 2 and the kernel versions slope 1; where the lines cross depends on $d$ and $m$.`,
+      body: r`The second figure times exact softmax attention against the two kernel versions as $L$ grows, for head width $d = 64$ or $128$. All but one series run in qkscope's core (WebAssembly); exact softmax is also timed in plain JavaScript, one row at a time, as a same-language baseline. On the log–log chart, exact attention has slope 2 and the kernel versions slope 1; the summary names the crossover, the first measured $L$ from which elu + 1 stays faster than the core's softmax. That softmax also returns its $L \times L$ intermediates for teaching, so the native benchmark, which times a tiled softmax that never forms them, finds a later crossover.`,
     },
     {
       id: 'c8-sparse',
@@ -48,9 +48,9 @@ Be prepared for how slowly FAVOR+ converges. The kernel estimate is unbiased, bu
       body: r`The other way out keeps softmax but restricts which pairs count.
 
 - **Top-k**: score every pair coarsely, keep the $k$ largest scores of each row and take the softmax over them only. With $k \ge L_k$ it is plain softmax. It saves work in the weighted sum, but all pairs must still be scored to find the top $k$.
-- **Sliding window plus global tokens** (Longformer, Beltagy et al. 2020; BigBird, Zaheer et al. 2020): query $i$ sees keys $j$ with $|i - j| \le w$, and a few global tokens see, and are seen by, everything. BigBird also gives each query $r$ *random* keys, drawn once, so that any two tokens are linked by a short path. The pattern is fixed in advance, so the pairs outside it are never scored: about $L(2w + 1) + 2gL$ pairs (plus $rL$ random ones in BigBird) instead of $L^2$. The third figure uses the window and the global tokens, without random links.
+- **Sliding window plus global tokens** (Longformer, Beltagy et al. 2020; BigBird, Zaheer et al. 2020): query $i$ sees keys $j$ with $|i - j| \le w$, and a few global tokens see, and are seen by, everything. BigBird adds $r$ random keys per query, drawn once (seeded here), so that any two tokens are linked by a short path. The pattern is fixed in advance, so the pairs outside it are never scored: about $L(2w + 1 + r) + 2gL$ pairs instead of $L^2$.
 
-The third figure computes both with qkscope's forward(), top-k with the topk_softmax normalizer and the window with an explicit mask, and measures the error against full softmax and the fraction of pairs kept.`,
+The third figure computes both with qkscope's forward(), top-k with the topk_softmax normalizer and the window with the mask from qkscope's sparsePattern(), and measures the error against full softmax and the fraction of pairs kept.`,
     },
   ],
   fig1: {
@@ -89,9 +89,12 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
     axisMs: 'milliseconds',
     core: 'softmax, qkscope',
     js: 'softmax, JS (row by row)',
-    elu: 'linear, elu + 1 (JS)',
-    favor: 'linear, FAVOR+ m = 64 (JS)',
+    elu: 'linear, elu + 1, qkscope',
+    favor: 'linear, FAVOR+ m = 64, qkscope',
+    dim: 'Head width d',
     summary: 'At L = {L}: exact softmax (JS) {exact} ms, linear elu + 1 {lin} ms.',
+    cross: 'Linear elu + 1 is faster than qkscope\'s softmax from L = {L} on.',
+    noCross: 'Linear elu + 1 is not yet faster than qkscope\'s softmax at L = {L}.',
   },
   fig3: {
     title: 'Figure 8.3. Top-k and sliding-window sparsity against full softmax',
@@ -102,6 +105,8 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
     k: 'k (keys kept per row)',
     w: 'Window half-width w',
     g: 'Global tokens g',
+    r: 'Random keys r (BigBird)',
+    rHint: 'Window pattern only: r extra keys per row, drawn with the seed.',
     fullTitle: 'Full softmax weights',
     sparseTitle: 'Sparse weights',
     chartLabel: 'Relative output error against the fraction of pairs kept',
@@ -109,7 +114,7 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
     axisFrac: 'fraction of pairs kept',
     axisErr: 'relative output error',
     seriesTopk: 'top-k (k = 1…L)',
-    seriesWindow: 'window + {g} global (w = 0…L−1)',
+    seriesWindow: 'window + {g} global + {r} random (w = 0…L−1)',
     current: 'now',
     summary: 'Kept {kept} of pairs, scored {scored}; relative output error {err}, largest weight change {dw}.',
   },

@@ -1,10 +1,13 @@
 /**
  * Chapter 8's figures:
- * - 8.1: softmax weights (forward()) next to the weights linear attention implies (elu + 1 or
- *   FAVOR+), relative output error against m, causal via prefix sums.
- * - 8.2: time against L: softmax in the core and in JS, linear elu + 1 and FAVOR+ (Run button).
- * - 8.3: top-k (topk_softmax) and sliding window + global tokens (mask) through forward():
- *   error against full softmax and the fraction of pairs kept.
+ * - 8.1: softmax weights (forward()) next to the weights linear attention implies
+ *   (linearAttention(): elu + 1 or FAVOR+), relative output error against m, causal via
+ *   prefix sums.
+ * - 8.2: time against L: softmax in the core and in JS, linear elu + 1 and FAVOR+ in the core
+ *   (Run button), and the length where linear attention overtakes the core's softmax.
+ * - 8.3: top-k (topk_softmax) and sliding window + global tokens + BigBird random keys
+ *   (sparsePattern() as the mask) through forward(): error against full softmax and the
+ *   fraction of pairs kept.
  */
 import type { ForwardResult, Matrix } from '@qkscope/wasm';
 import { fill } from '../../i18n';
@@ -19,7 +22,7 @@ import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import type { Timing } from '../../model/timing';
-import { eluFeatures, favorFeatures, impliedWeights, linearAttention, powersOfTwo, randn, relError, softmaxAttentionJs, windowGlobalMask } from './model';
+import { crossoverL, featureOptions, type FeatureKind, powersOfTwo, randn, relError, softmaxAttentionJs } from './model';
 import type { Ch8Spec } from './model';
 import type { Ch8Text } from './en';
 
@@ -63,13 +66,12 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     const K = randn(s.seed, 1, L, D, s.sigma);
     const V = randn(s.seed, 2, L, D);
     const soft = ctx.qk.forward({ query: Q, key: K, value: V, score: 'scaled_dot', causal: s.causal });
-    const err = (phi: ReturnType<typeof eluFeatures>) => relError(linearAttention(Q, K, V, phi, s.causal).data, soft.output.data);
-    const elu = eluFeatures();
-    const fav = favorFeatures(s.seed, s.m, D);
-    const phi = s.map === 'elu' ? elu : fav;
-    const approx = impliedWeights(Q, K, phi, s.causal);
-    const errors = powersOfTwo(4, 4096).map((m) => ({ m, err: err(favorFeatures(s.seed, m, D)) }));
-    last = { soft, approx, errors, eluErr: err(elu), favorErr: err(fav) };
+    const lin = (kind: FeatureKind, m: number, weights = false) =>
+      ctx.qk.linearAttention({ query: Q, key: K, value: V, causal: s.causal, weights, ...featureOptions(kind, m, s.seed) });
+    const err = (kind: FeatureKind, m: number) => relError(lin(kind, m).output.data, soft.output.data);
+    const approx = lin(s.map, s.m, true).weights!;
+    const errors = powersOfTwo(4, 4096).map((m) => ({ m, err: err('favor', m) }));
+    last = { soft, approx, errors, eluErr: err('elu', D), favorErr: err('favor', s.m) };
     const masked = s.causal ? (i: number, j: number) => j > i : undefined;
     softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
     approxTitle.textContent = titleFor(s);
@@ -114,7 +116,6 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
 /** Figure 8.2: time against L. */
 export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const t = ctx.t.fig2;
-  const D = 32;
   const M = 64;
   const runButton = testId(h('button', { type: 'button', className: 'button primary', textContent: t.run }), 'c8-run');
   const status = testId(h('p', { className: 'hint run-status', textContent: t.notRun }), 'c8-status');
@@ -142,17 +143,20 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     const lastL = Math.max(...results.filter((r) => r.series === 'elu').map((r) => r.x));
     const exact = results.find((r) => r.series === 'js' && r.x === lastL);
     const lin = results.find((r) => r.series === 'elu' && r.x === lastL);
-    summary.textContent = exact && lin ? fill(t.summary, { L: lastL, exact: sig(exact.ms), lin: sig(lin.ms) }) : '';
+    const cross = crossoverL(results, 'core', 'elu');
+    summary.textContent = exact && lin
+      ? `${fill(t.summary, { L: lastL, exact: sig(exact.ms), lin: sig(lin.ms) })} ${cross === null ? fill(t.noCross, { L: lastL }) : fill(t.cross, { L: cross })}`
+      : '';
+    summary.dataset.crossover = cross === null ? '' : String(cross);
   };
 
   /** Measures up to `upTo` (default: the chosen largest L); a quick preview runs on its own. */
   const run = async (upTo?: number) => {
     const my = ++generation;
     const Ls = powersOfTwo(64, upTo ?? Number(store.get().maxL));
+    const D = Number(store.get().dim);
     results = [];
     draw();
-    const elu = eluFeatures();
-    const fav = favorFeatures(5, M, D);
     const tasks = Ls.flatMap((L) => {
       const Q = randn(5, 0, L, D);
       const K = randn(5, 1, L, D);
@@ -160,8 +164,8 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       return [
         { series: 'core', x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: 'scaled_dot' }) },
         { series: 'js', x: L, run: () => void softmaxAttentionJs(Q, K, V) },
-        { series: 'elu', x: L, run: () => void linearAttention(Q, K, V, elu) },
-        { series: 'favor', x: L, run: () => void linearAttention(Q, K, V, fav) },
+        { series: 'elu', x: L, run: () => void ctx.qk.linearAttention({ query: Q, key: K, value: V, featureMap: 'elu' }) },
+        { series: 'favor', x: L, run: () => void ctx.qk.linearAttention({ query: Q, key: K, value: V, features: M, seed: 5 }) },
       ];
     });
     await runTimed({
@@ -179,18 +183,20 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     id: 'figure-c8-time',
     title: t.title,
     caption: t.caption,
-    onReset: () => store.reset(['maxL']),
+    onReset: () => store.reset(['maxL', 'dim']),
     charts: () => (results.length ? [{ parts: chart.parts() }] : []),
-    data: () => ({ columns: ['series', 'L', 'ms', 'runs'], rows: results.map((r) => [r.series, r.x, r.ms, r.runs]), json: { d: D, m: M, timings: results } }),
+    data: () => ({ columns: ['series', 'L', 'ms', 'runs'], rows: results.map((r) => [r.series, r.x, r.ms, r.runs]),
+      json: { d: Number(store.get().dim), m: M, timings: results, crossoverL: crossoverL(results, 'core', 'elu') } }),
   });
   fig.body.append(
     controlGroup(ctx.cat.common.controls,
       radios(store, 'maxL', { id: 'c8-maxl', label: t.maxL, options: ['256', '512', '1024', '2048'].map((x) => [x, x] as const) }),
+      radios(store, 'dim', { id: 'c8-dim', label: t.dim, options: ['64', '128'].map((x) => [x, x] as const) }),
       h('div', { className: 'control run-row' }, runButton, status)),
     summary, box);
   store.on((_, ch) => {
     // New settings: a quick run replaces the old timings (the chart is never empty).
-    if (ch.has('maxL')) void run(PREVIEW_L);
+    if (ch.has('maxL') || ch.has('dim')) void run(PREVIEW_L);
   });
   ctx.whenVisible(fig.el, () => generation === 0 && void run(PREVIEW_L));
   return fig.el;
@@ -209,14 +215,14 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const summary = testId(h('p', { className: 'figure-summary' }), 'c8-sparse-summary');
   let cur: { full: ForwardResult; sparse: ForwardResult; kept: number; scored: number; err: number; dw: number } | null = null;
 
-  const compute = (seed: number, pattern: 'topk' | 'window', k: number, w: number, g: number) => {
+  const compute = (seed: number, pattern: 'topk' | 'window', k: number, w: number, g: number, r: number) => {
     const Q = randn(seed, 10, L, D);
     const K = randn(seed, 11, L, D);
     const V = randn(seed, 12, L, D);
     const full = ctx.qk.forward({ query: Q, key: K, value: V });
     const sparse = pattern === 'topk'
       ? ctx.qk.forward({ query: Q, key: K, value: V, normalizer: 'topk_softmax', topK: k })
-      : ctx.qk.forward({ query: Q, key: K, value: V, mask: windowGlobalMask(L, w, g) });
+      : ctx.qk.forward({ query: Q, key: K, value: V, mask: ctx.qk.sparsePattern({ queries: L, window: w, global: g, random: r, seed }) });
     let keptPairs = 0;
     let dw = 0;
     for (let n = 0; n < L * L; n++) {
@@ -229,18 +235,18 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
 
   const draw = () => {
     const s = store.get();
-    cur = compute(s.seed, s.pattern, s.k, s.w, s.g);
+    cur = compute(s.seed, s.pattern, s.k, s.w, s.g, s.r);
     const c = cur;
     fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
     const masked = (i: number, j: number) => (s.pattern === 'topk' ? c.sparse.weights.data[i * L + j] === 0 : c.sparse.maskedScores.data[i * L + j] === -Infinity);
-    sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}`}`, masked));
-    const topk = Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0));
-    const win = Array.from({ length: L }, (_, n) => compute(s.seed, 'window', 1, n, s.g));
+    sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}, r = ${s.r}`}`, masked));
+    const topk = Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0, 0));
+    const win = Array.from({ length: L }, (_, n) => compute(s.seed, 'window', 1, n, s.g, s.r));
     chart.update({
       label: t.chartLabel, x: { label: t.axisFrac, domain: [0, 1] }, y: { label: t.axisErr, domain: [0, null] }, height: 280,
       series: [
         { id: 'topk', label: t.seriesTopk, color: 1, points: topk.map((r) => ({ x: r.kept, y: r.err })) },
-        { id: 'window', label: fill(t.seriesWindow, { g: s.g }), color: 2, dashed: true, points: win.map((r) => ({ x: r.kept, y: r.err })) },
+        { id: 'window', label: fill(t.seriesWindow, { g: s.g, r: s.r }), color: 2, dashed: true, points: win.map((r) => ({ x: r.kept, y: r.err })) },
       ],
       marker: { x: c.kept, label: t.current },
     });
@@ -255,7 +261,7 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     id: 'figure-c8-sparse',
     title: t.title,
     caption: t.caption,
-    onReset: () => store.reset(['pattern', 'k', 'w', 'g']),
+    onReset: () => store.reset(['pattern', 'k', 'w', 'g', 'r']),
     charts: () => [{ title: t.fullTitle, parts: fullHm.parts() }, { title: t.sparseTitle, parts: sparseHm.parts() }, { parts: chart.parts() }],
     data: () => {
       const tbl = matricesTable([['full', cur!.full.weights], ['sparse', cur!.sparse.weights]]);
@@ -276,12 +282,13 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     controlGroup(ctx.cat.common.controls,
       radios(store, 'pattern', { id: 'c8-pattern', label: t.pattern, options: [['topk', t.topk], ['window', t.window]] }),
       kBox, wBox,
-      slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 })),
+      slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 }),
+      slider(store, 'r', { id: 'c8-r', label: t.r, min: 0, max: 4, step: 1, hint: t.rHint })),
     summary,
     h('div', { className: 'panels c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.errTitle, chart.el)));
   syncEnabled();
   store.on((_, ch) => ch.has('pattern') && syncEnabled());
-  store.on((_, ch) => ['pattern', 'k', 'w', 'g', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
+  store.on((_, ch) => ['pattern', 'k', 'w', 'g', 'r', 'seed'].some((k) => ch.has(k as keyof Ch8Spec)) && draw());
   ctx.whenVisible(fig.el, draw);
   return fig.el;
 }

@@ -1,8 +1,9 @@
 /**
  * Chapter 8, "Beyond quadratic": linear attention phi(Q)(phi(K)^T V) with phi = elu + 1
  * (Katharopoulos et al. 2020) and FAVOR+ positive random features (Choromanski et al. 2021),
- * in TypeScript (model.ts), against softmax from the core's forward(); time against L; top-k
- * and sliding window + global tokens (Longformer, BigBird) through forward().
+ * from the core's linearAttention(), against softmax from the core's forward(); time against L
+ * and the crossover length; top-k and sliding window + global tokens + random keys
+ * (Longformer, BigBird; the core's sparsePattern()) through forward().
  * docs/facts.md §8. State in the URL under "c8.".
  */
 import { defineChapter } from '../types';

@@ -31,14 +31,14 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     {
       id: 'c8-error',
       title: '与 softmax 有多接近？',
-      body: r`第一张图在同一组带随机种子的输入上，用 qkscope 的 forward() 计算 softmax 注意力，用 TypeScript 计算两种核方法版本，并比较权重（序列较短，可以画出来）和输出。FAVOR+ 的误差大致按 $1/\sqrt m$ 下降；elu + 1 的误差是固定的，因为它是另一个核。输入更尖锐（输入尺度更大）时 softmax 更集中，两种近似都更难跟上。
+      body: r`第一张图在同一组带随机种子的输入上，用 qkscope 的 forward() 计算 softmax 注意力，用 qkscope 的 linearAttention() 计算两种核方法版本，并比较权重（序列较短，可以画出来）和输出。FAVOR+ 的误差大致按 $1/\sqrt m$ 下降；elu + 1 的误差是固定的，因为它是另一个核。输入更尖锐（输入尺度更大）时 softmax 更集中，两种近似都更难跟上。
 
 要有心理准备：FAVOR+ 收敛得很慢。核的估计是无偏的，但它的相对方差大致按 $e^{\lVert q + k\rVert^2/\sqrt d}/m$ 增长，因此对于常见大小的输入，需要数百乃至数千个特征才能把**输出**的误差降到百分之几。Performer 通过正交随机方向、在训练中重新抽样以及让查询和键保持较小来缓解这一问题；本图使用的是普通的独立高斯方向，所以你看到的是最基本的估计器。`,
     },
     {
       id: 'c8-time',
       title: '换来了什么：时间随 L 的变化',
-      body: r`第二张图随 $L$ 增大，为精确的 softmax 注意力和两种核方法版本计时。为了在语言层面上比较公平，精确 softmax 计时两次：一次在 qkscope 核心中（WebAssembly，它还会为教学返回 $L \times L$ 的中间结果），一次用纯 JavaScript 逐行计算，写法与核方法版本相同。在双对数坐标上，精确注意力的斜率为 2，核方法版本的斜率为 1；两条线在哪里相交取决于 $d$ 和 $m$。`,
+      body: r`第二张图随 $L$ 增大，为精确的 softmax 注意力和两种核方法版本计时，头宽 $d = 64$ 或 $128$。除一条曲线外都在 qkscope 核心中运行（WebAssembly）；精确 softmax 另外用纯 JavaScript 逐行计算一次，作为同一语言下的基线。在双对数坐标上，精确注意力的斜率为 2，核方法版本的斜率为 1；图下的总结给出交叉点，即从哪个测量到的 $L$ 起 elu + 1 一直比核心的 softmax 快。这个 softmax 还会为教学返回 $L \times L$ 的中间结果，所以原生基准测试（计时的是从不构造这些矩阵的分块 softmax）得到的交叉点更晚。`,
     },
     {
       id: 'c8-sparse',
@@ -46,9 +46,9 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
       body: r`另一条出路保留 softmax，但限制哪些查询–键对参与计算。
 
 - **top-k 选择**：先粗略地给每一对打分，每行只保留 $k$ 个最大的分数，并只在它们上面做 softmax。$k \ge L_k$ 时就是普通的 softmax。它节省了加权求和的工作量，但为了找出前 $k$ 个，仍然要给所有的对打分。
-- **滑动窗口加全局词元**（Longformer，Beltagy 等，2020；BigBird，Zaheer 等，2020）：查询 $i$ 只看 $|i - j| \le w$ 的键 $j$，另有少数全局词元能看到所有位置、也被所有位置看到。BigBird 还给每个查询 $r$ 个一次性抽取的*随机*键，使任意两个词元之间都有短路径相连。模式是预先固定的，模式之外的对根本不打分：大约是 $L(2w + 1) + 2gL$ 对（BigBird 另加 $rL$ 个随机对），而不是 $L^2$ 对。第三张图使用窗口和全局词元，不含随机连接。
+- **滑动窗口加全局词元**（Longformer，Beltagy 等，2020；BigBird，Zaheer 等，2020）：查询 $i$ 只看 $|i - j| \le w$ 的键 $j$，另有少数全局词元能看到所有位置、也被所有位置看到。BigBird 还给每个查询加上 $r$ 个随机的键（只抽一次，这里由随机种子决定），使任意两个词元之间都有一条短路径。模式是预先固定的，模式之外的对根本不打分：大约是 $L(2w + 1 + r) + 2gL$ 对，而不是 $L^2$ 对。
 
-第三张图用 qkscope 的 forward() 计算这两种方式：top-k 使用 topk_softmax 归一化函数，窗口使用显式掩码；并测量与完整 softmax 相比的误差以及保留下来的查询–键对比例。`,
+第三张图用 qkscope 的 forward() 计算这两种方式：top-k 使用 topk_softmax 归一化函数，窗口使用 qkscope 的 sparsePattern() 给出的掩码；并测量与完整 softmax 相比的误差以及保留下来的查询–键对比例。`,
     },
   ],
   fig1: {
@@ -87,9 +87,12 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     axisMs: '毫秒',
     core: 'softmax，qkscope',
     js: 'softmax，JS（逐行）',
-    elu: '线性，elu + 1（JS）',
-    favor: '线性，FAVOR+ m = 64（JS）',
+    elu: '线性，elu + 1，qkscope',
+    favor: '线性，FAVOR+ m = 64，qkscope',
+    dim: '头宽 d',
     summary: 'L = {L} 时：精确 softmax（JS）{exact} 毫秒，线性注意力 elu + 1 {lin} 毫秒。',
+    cross: '从 L = {L} 起，线性注意力 elu + 1 比 qkscope 的 softmax 快。',
+    noCross: '到 L = {L} 为止，线性注意力 elu + 1 还没有比 qkscope 的 softmax 快。',
   },
   fig3: {
     title: '图 8.3　top-k 与滑动窗口稀疏注意力，对比完整 softmax',
@@ -100,6 +103,8 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     k: 'k（每行保留的键数）',
     w: '窗口半宽 w',
     g: '全局词元数 g',
+    r: '随机键数 r（BigBird）',
+    rHint: '仅用于窗口模式：每行额外 r 个键，由随机种子抽取。',
     fullTitle: '完整 softmax 权重',
     sparseTitle: '稀疏权重',
     chartLabel: '相对输出误差随保留的查询–键对比例的变化',
@@ -107,7 +112,7 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     axisFrac: '保留的查询–键对比例',
     axisErr: '相对输出误差',
     seriesTopk: 'top-k（k = 1…L）',
-    seriesWindow: '窗口 + {g} 个全局词元（w = 0…L−1）',
+    seriesWindow: '窗口 + {g} 个全局词元 + {r} 个随机键（w = 0…L−1）',
     current: '当前',
     summary: '保留 {kept} 的对，打分 {scored}；相对输出误差 {err}，权重最大变化 {dw}。',
   },
