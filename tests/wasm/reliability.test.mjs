@@ -29,6 +29,18 @@ describe('faults found by differential testing', () => {
     assertThrowsWith(() => qk.multiHeadForward({ query: X, heads: 2, dK: 2, dV: 2, temperature: 1e39 }), RangeError, /temperature/);
   });
 
+  test('a scale above the float32 maximum is a RangeError naming the scale', () => {
+    const o = { query: [[1]], key: [[1], [2]], value: [[1], [2]], scale: 1e39 };
+    assertThrowsWith(() => qk.forward(o), RangeError, /scale 1e\+39 overflows/);
+    assertThrowsWith(() => qk.backward(o, [[1]]), RangeError, /scale 1e\+39 overflows/);
+    assert.equal(qk.forward({ ...o, scale: 1e38 }).weights.data[1], 1);  // representable: the larger score wins
+  });
+
+  test('precisionSoftmax: a NaN fill is a RangeError (no silent NaN weights)', () => {
+    assertThrowsWith(() => qk.precisionSoftmax({ scores: [[1, 2]], mask: [[true, false]], fill: NaN, method: 'masked_fill' }),
+      RangeError, /fill must be a number or -Infinity, got NaN/);
+  });
+
   test('temperature 3.4e38 with bias [3e38, -3e38]: (z - max) / tau without overflow', () => {
     const r = qk.forward({ query: [[1]], key: [[1], [2]], value: [[1], [2]], temperature: 3.4e38, bias: [[3e38, -3e38]] });
     assertClose(Array.from(r.weights.data), [0.853798, 0.146202], 2e-6, 'weights');

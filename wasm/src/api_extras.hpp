@@ -106,6 +106,8 @@ val js_precision_softmax(val opts) {
     const std::string dtype = absent(opts["dtype"]) ? "float16" : string(opts["dtype"], "dtype");
     const std::string method = absent(opts["method"]) ? "correct" : string(opts["method"], "method");
     const double fill = absent(opts["fill"]) ? -1e9 : number(opts["fill"], "fill");
+    // -inf and values past the dtype's range are what the demo shows; NaN is no fill value.
+    if (std::isnan(fill)) fail("fill must be a number or -Infinity, got NaN");
     precision::Outcome out;
     if (dtype == "float16") out = run_precision<Eigen::half>(method, scores, keep, fill);
     else if (dtype == "bfloat16") out = run_precision<Eigen::bfloat16>(method, scores, keep, fill);

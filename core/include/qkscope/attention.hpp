@@ -161,6 +161,7 @@ void require_gradients_finite(const AttentionGrads<T>& g) {
   check(g.dparams.b, "dL/dparams.b");
   check(g.dparams.w, "dL/dparams.w");
   check(g.drelative, "dL/dbias.relative");
+  check(g.dt5_table, "dL/dbias.t5_table");
   check(g.ddense, "dL/dbias.dense");
   require(std::isfinite(g.dtemperature) && std::isfinite(double(T(g.dtemperature))),
           "gradient overflowed: dL/dtemperature is " + num(g.dtemperature) +
@@ -211,6 +212,10 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
     r.scale = cfg.scale.value_or(F::default_scale(shape));
   });
   detail::require(std::isfinite(r.scale), "scale must be finite, got " + detail::num(r.scale));
+  // A finite double past T's range would be inf once applied (every score inf or NaN).
+  detail::require(std::isfinite(double(T(r.scale))),
+                  "scale " + detail::num(r.scale) + " overflows to inf in this precision (largest finite value " +
+                      detail::num(double(std::numeric_limits<T>::max())) + ")");
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
 

@@ -78,6 +78,7 @@ TEMPLATE_LIST_TEST_CASE("tiled forward and backward match the double reference a
         g32.dV = worse(g32a.dV, g32b.dV, g64.dV);
         g32.drelative = worse(g32a.drelative, g32b.drelative, g64.drelative);
         g32.ddense = worse(g32a.ddense, g32b.ddense, g64.ddense);
+        g32.dt5_table = worse(g32a.dt5_table, g32b.dt5_table, g64.dt5_table);
         g32.dtemperature = std::abs(g32a.dtemperature - g64.dtemperature) >= std::abs(g32b.dtemperature - g64.dtemperature)
                                ? g32a.dtemperature
                                : g32b.dtemperature;
@@ -97,6 +98,7 @@ TEMPLATE_LIST_TEST_CASE("tiled forward and backward match the double reference a
         if (bias_kind == 2) {
           CHECK_MATCHES_REFERENCE("drelative", gt.drelative, g32.drelative, g64.drelative);
           CHECK_MATCHES_REFERENCE("ddense", gt.ddense, g32.ddense, g64.ddense);
+          CHECK_MATCHES_REFERENCE("dt5_table", gt.dt5_table, g32.dt5_table, g64.dt5_table);
         }
         const auto& dp = gt.dparams;
         if (p64.W.size()) CHECK_MATCHES_REFERENCE("dW", dp.W, g32.dparams.W, g64.dparams.W);

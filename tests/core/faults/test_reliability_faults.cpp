@@ -102,6 +102,20 @@ TEST_CASE("a temperature above the float maximum is an error naming the temperat
   CHECK(std::isfinite(r.logsumexp(0)));
 }
 
+TEST_CASE("a scale above the float maximum is an error naming the scale on every float path",
+          "[faults][reliability]") {
+  const Matrix Q = m1({{1}}), K = m1({{1}, {2}}), V = m1({{1}, {2}});
+  auto c = config<float>("dot", 1.0);
+  c.scale = 1e39;  // finite as a double, +inf once applied in float
+  CHECK_THROWS_WITH(attention_forward<float>(Q, K, V, {}, c), Contains("scale 1e+39 overflows to inf"));
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c, one_thread()), Contains("scale 1e+39"));
+  // In double it is an ordinary (huge) scale: the larger score takes all the weight.
+  auto cd = config<double>("dot", 1.0);
+  cd.scale = 1e39;
+  const auto r = attention_forward<double>(m1<double>({{1}}), m1<double>({{1}, {2}}), m1<double>({{1}, {2}}), {}, cd);
+  CHECK(r.weights(0, 1) == 1.0);
+}
+
 TEST_CASE("temperature 3.4e38 with scores +-3e38: (z - max) / tau is formed without overflow",
           "[faults][reliability][norm]") {
   // z = [1 + 3e38, 2 - 3e38] -> (z - max) / tau = [0, -6e38 / 3.4e38 = -1.764706];

@@ -44,12 +44,18 @@ struct BackwardScratch {
 };
 
 /// dx = P (dP - D) in place of dP, then through the modifiers to dL/draw (S: the raw scores).
+/// D stays in double and dP - D is formed in double: where dP_ij and D_i are large and close,
+/// rounding D to T first would cost the difference up to one ulp of D (found by the fuzzer:
+/// dK off by 1e-5 relative with dP near 1e2 and dP - D near 1e-3).
 template <class T>
-void finish_tile(const TileOps<T>& ops, const Vec<T>& D, Eigen::Index i0, Eigen::Index j0,
+void finish_tile(const TileOps<T>& ops, const Eigen::VectorXd& D, Eigen::Index i0, Eigen::Index j0,
                  const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
                  T* drel, Mat<T>* ddense) {
   for (Eigen::Index r = 0; r < dX.rows(); ++r)
-    dX.row(r) = P.row(r).cwiseProduct((dX.row(r).array() - D(i0 + r)).matrix());
+    dX.row(r) = (P.row(r).template cast<double>().array() *
+                 (dX.row(r).template cast<double>().array() - D(i0 + r)))
+                    .template cast<T>()
+                    .matrix();
   ops.backward(dX, S, i0, j0, drel, ddense);
 }
 
@@ -57,7 +63,7 @@ void finish_tile(const TileOps<T>& ops, const Vec<T>& D, Eigen::Index i0, Eigen:
 /// Returns false for an empty tile.
 template <class T, class Scorer>
 bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const Mat<T>& dO,
-               const Vec<T>& lse, const std::type_identity_t<Vec<T>>* D, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
+               const Vec<T>& lse, const Eigen::VectorXd* D, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
                Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<T>* drel,
                std::type_identity_t<Mat<T>>* ddense, double* rows) {
   const pipeline::Mask& mask = ops.mask;
@@ -140,11 +146,12 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   const Eigen::Index n_rel = ops.mods.relative ? 2 * Eigen::Index(ops.mods.R) + 1 : 0,
                      n_t5 = ops.mods.t5 ? Eigen::Index(ops.mods.buckets.num_buckets) : 0, n_pos = n_rel + n_t5,
                      n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
-  std::vector<Vec<T>> D(heads), lse(heads);
+  std::vector<Eigen::VectorXd> D(heads);  // double: see finish_tile
+  std::vector<Vec<T>> lse(heads);
   std::vector<Mat<T>> rel_part(heads), extra_part(heads);
   std::vector<double> dtau_part(heads * nq, 0.0);
   for (Eigen::Index n = 0; n < heads; ++n) {
-    D[n] = Vec<T>::Zero(L_q);  // filled by pass B
+    D[n] = Eigen::VectorXd::Zero(L_q);  // filled by pass B
     lse[n] = fwd[n]->logsumexp;
     g[n].dQs.resize(L_q, scorers[n].q_width());
     g[n].dKs.resize(L_k, scorers[n].k_width());
@@ -177,7 +184,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     }
     for (Eigen::Index r = 0; r < bq; ++r) {  // D_i = sum P dP / sum P (0 for a fully masked row)
       const double c = w.rows[4 * r + 2], sum = w.rows[4 * r + 3];
-      D[n](i0 + r) = sum > 0 ? T(c / sum) : T(0);
+      D[n](i0 + r) = sum > 0 ? c / sum : 0.0;
     }
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
