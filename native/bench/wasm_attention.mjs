@@ -28,26 +28,32 @@ function matrix(rows, cols, seed) {
   return { rows, cols, data };
 }
 
-/** Median wall time in ms of `repeats` calls after one warm-up call. */
-function time(fn) {
-  fn();
-  const t = [];
-  for (let r = 0; r < repeats; r++) {
-    const t0 = performance.now();
-    fn();
-    t.push(performance.now() - t0);
-  }
-  return t.sort((x, y) => x - y)[t.length >> 1];
+/**
+ * Wall times in ms of `repeats` calls of each of fns after one warm-up call each, the calls
+ * interleaved so that load from other processes falls on both alike: [median, fastest] per fn.
+ */
+function time(...fns) {
+  for (const fn of fns) fn();
+  const t = fns.map(() => []);
+  for (let r = 0; r < repeats; r++)
+    fns.forEach((fn, k) => {
+      const t0 = performance.now();
+      fn();
+      t[k].push(performance.now() - t0);
+    });
+  return t.map((x) => x.sort((a, b) => a - b)).map((x) => [x[x.length >> 1], x[0]]);
 }
 
 console.log(`# ${cpus()[0].model}, Node ${process.versions.node}, load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-console.log('| L | forward ms | attention ms | forward / attention | max |O diff| |');
+console.log(`# medians (fastest) of ${repeats} interleaved calls, d = ${d}, scaled_dot, one thread`);
+console.log('| L | forward ms | attention ms | forward / attention | max abs O diff |');
 console.log('|---|---|---|---|---|');
 for (const L of [128, 512, 2048]) {
   const o = { query: matrix(L, d, 1), key: matrix(L, d, 2), value: matrix(L, d, 3) };
   const full = qk.forward(o).output.data, fast = tiled.attention(o).output.data;
   let diff = 0;
   for (let k = 0; k < full.length; k++) diff = Math.max(diff, Math.abs(full[k] - fast[k]));
-  const tf = time(() => qk.forward(o)), ta = time(() => tiled.attention(o));
-  console.log(`| ${L} | ${tf.toFixed(2)} | ${ta.toFixed(2)} | ${(tf / ta).toFixed(1)} | ${diff.toExponential(1)} |`);
+  const [[tf, tf0], [ta, ta0]] = time(() => qk.forward(o), () => tiled.attention(o));
+  console.log(`| ${L} | ${tf.toFixed(2)} (${tf0.toFixed(2)}) | ${ta.toFixed(2)} (${ta0.toFixed(2)}) | ` +
+    `${(tf / ta).toFixed(1)} (${(tf0 / ta0).toFixed(1)}) | ${diff.toExponential(1)} |`);
 }
