@@ -3,6 +3,7 @@
 // the whole cpu::attention_forward, then its parts alone on the same 64 x 256 tiles: the two
 // GEMMs (S = Qt K^T, acc += P V) and the exp pass (exp_shifted over every row segment), with
 // wasm_exp.hpp and with Eigen's exp; and both exps' accuracy against exp in double.
+// Last, the whole forward for several tile shapes (block_q x block_k).
 // Built with the tiled module's flags: cmake --build --preset wasm --target qkscope_wasm_profile
 // Run: node build/wasm/qkscope_wasm_profile.cjs
 #include <algorithm>
@@ -84,6 +85,15 @@ int main() {
     rel = std::max(rel, std::abs(out[k] - ref) / ref);
     rel_eigen = std::max(rel_eigen, std::abs(eig(k) - ref) / ref);
   }
+  // Tile shapes (block_q x block_k) for the whole forward: the native default is 64 x 256.
+  std::vector<std::pair<int, int>> blocks = {{64, 256}, {32, 256}, {128, 256}, {64, 128}, {64, 512}, {128, 128}, {128, 512}};
+  std::vector<double> block_ms;
+  for (const auto& [b_q, b_k] : blocks) {
+    cpu::TiledOptions o = opt;
+    o.block_q = b_q;
+    o.block_k = b_k;
+    block_ms.push_back(min_ms([&] { sink += cpu::attention_forward<float>(Q, K, V, {}, cfg, o).output(0, 0); }));
+  }
   std::printf("L = %d, d = %d, tiles %d x %d, fastest of 31 (sink %g)\n", int(L), int(d), int(bq), int(bk), double(sink));
   std::printf("  whole tiled forward  %.3f ms\n", whole);
   std::printf("  two GEMMs per tile   %.3f ms (%.0f%%)\n", gemm, 100 * gemm / whole);
@@ -91,5 +101,9 @@ int main() {
   std::printf("  same with Eigen exp  %.3f ms\n", eigen_exps);
   std::printf("exp on %d points of [-87, 88] vs exp in double: max rel error %.3g (wasm_exp.hpp), %.3g (Eigen)\n",
               N, rel, rel_eigen);
+  std::printf("whole forward by tile shape:");
+  for (std::size_t k = 0; k < blocks.size(); ++k)
+    std::printf(" %dx%d %.3f ms;", blocks[k].first, blocks[k].second, block_ms[k]);
+  std::printf("\n");
   return 0;
 }
