@@ -30,6 +30,57 @@ set_target_properties(qkscope_core PROPERTIES
 set_property(TARGET qkscope_core APPEND PROPERTY ADDITIONAL_CLEAN_FILES
   ${PROJECT_SOURCE_DIR}/wasm/dist/qkscope_core.wasm)
 
+# ---- tiled module: wasm/tiled/bindings.cpp -> wasm/dist/qkscope_tiled.{mjs,wasm} ----
+# The CPU tiled kernels (qkscope/cpu/) behind attention() / attentionBackward(), loaded by
+# wasm/qkscope.js on the first fast call, so qkscope_core.wasm stays inside its size budget
+# (tests/wasm/size.test.mjs). Eigen's SSE kernels reach wasm SIMD through Emscripten's SSE
+# emulation: -msimd128 -msse4.2, no MMX header, and a prelude (eigen_simd_prelude.hpp).
+add_executable(qkscope_tiled ${PROJECT_SOURCE_DIR}/wasm/tiled/bindings.cpp)
+target_link_libraries(qkscope_tiled PRIVATE qkscope)
+target_compile_options(qkscope_tiled PRIVATE
+  -O3 -fwasm-exceptions
+  -Wall -Wextra -Wno-unused-function  # api.hpp's forward()/backward() are bound by the core module only
+  -msimd128 -msse4.2 -D__MMINTRIN_H
+  "SHELL:-include ${PROJECT_SOURCE_DIR}/wasm/tiled/eigen_simd_prelude.hpp")
+target_link_options(qkscope_tiled PRIVATE
+  -O3
+  -fwasm-exceptions
+  -msimd128
+  --bind
+  -sMODULARIZE=1
+  -sEXPORT_ES6=1
+  -sEXPORT_NAME=createQkScopeTiled
+  -sENVIRONMENT=web,worker
+  -sALLOW_MEMORY_GROWTH=1
+  -sMAXIMUM_MEMORY=1GB
+  -sDYNAMIC_EXECUTION=0
+  -sFILESYSTEM=0)
+set_target_properties(qkscope_tiled PROPERTIES
+  SUFFIX ".mjs"
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_SOURCE_DIR}/wasm/dist)
+set_property(TARGET qkscope_tiled APPEND PROPERTY ADDITIONAL_CLEAN_FILES
+  ${PROJECT_SOURCE_DIR}/wasm/dist/qkscope_tiled.wasm)
+
+# Test-only: the double reference behind forward()'s option reader, for tests/wasm (never
+# shipped; build/wasm/qkscope_reference.{mjs,wasm}). -O2: its loops are small at test sizes.
+add_executable(qkscope_reference ${PROJECT_SOURCE_DIR}/tests/wasm/reference/bindings.cpp)
+target_link_libraries(qkscope_reference PRIVATE qkscope)
+target_include_directories(qkscope_reference PRIVATE ${PROJECT_SOURCE_DIR}/core)  # "reference/..."
+target_compile_options(qkscope_reference PRIVATE -O2 -fwasm-exceptions -Wall -Wextra -Wno-unused-function)
+target_link_options(qkscope_reference PRIVATE -O2 -fwasm-exceptions --bind -sMODULARIZE=1 -sEXPORT_ES6=1
+  -sEXPORT_NAME=createQkScopeReference -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1
+  -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0)
+set_target_properties(qkscope_reference PROPERTIES SUFFIX ".mjs")
+
+# Where the tiled module's forward spends its time (native/bench/NOTES.md); not part of `all`.
+add_executable(qkscope_wasm_profile EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/native/bench/wasm_profile.cpp)
+target_link_libraries(qkscope_wasm_profile PRIVATE qkscope qkscope_warnings)
+target_compile_options(qkscope_wasm_profile PRIVATE -O3 -fwasm-exceptions -msimd128 -msse4.2 -D__MMINTRIN_H
+  "SHELL:-include ${PROJECT_SOURCE_DIR}/wasm/tiled/eigen_simd_prelude.hpp")
+target_link_options(qkscope_wasm_profile PRIVATE -O3 -fwasm-exceptions -msimd128 -sENVIRONMENT=node
+  -sALLOW_MEMORY_GROWTH=1 -sSINGLE_FILE=1)  # one file: 3.1.6's glue would fetch() a path under Node 20
+set_target_properties(qkscope_wasm_profile PROPERTIES SUFFIX ".cjs")  # CommonJS: package.json says "module"
+
 # `ctest --preset wasm` runs the Node tests of the built module.
 enable_testing()
 find_program(QKSCOPE_NODE NAMES node nodejs REQUIRED)

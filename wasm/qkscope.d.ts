@@ -218,6 +218,50 @@ export interface BackwardResult {
   dT5Table?: Float32Array;
 }
 
+/**
+ * Result of the fast call `attention` (tiled online softmax: Dao et al. 2022, Alg. 1; Dao 2023,
+ * Alg. 1): the output and logsumexp only, O(L d) memory, never the (L_q, L_k) matrices. Equal
+ * to `forward`'s `output` and `logsumexp` within the tests' tolerance (tests/wasm/tiled.test.mjs).
+ */
+export interface AttentionResult {
+  /** weights x V, (L_q, d_v); rows of fully masked queries are 0. */
+  output: Matrix;
+  /** log sum_j exp(z_ij / tau) over the unmasked keys, (L_q); -Infinity for a fully masked row. */
+  logsumexp: Float32Array;
+  /** The parameters used (given or initialised from `seed`), as in `ForwardResult`. */
+  params: ScoreParams<Matrix, Float32Array>;
+  /** The scale used. */
+  scale: number;
+  /**
+   * True when the tiled kernels computed it; false when they deferred to the core (a normalizer
+   * other than softmax, or logits that could overflow float32 once divided by the temperature).
+   * Either way the values (or the error) are the core's.
+   */
+  tiled: boolean;
+}
+
+/** Gradients from the fast call `attentionBackward`: `BackwardResult` plus which path ran. */
+export interface AttentionBackwardResult extends BackwardResult {
+  /** True when the tiled backward (Dao 2023, Alg. 2) computed it; false when the core did. */
+  tiled: boolean;
+}
+
+/**
+ * The tiled kernels as synchronous calls (the module `QkScope.tiled()` loads). Same options,
+ * checks and error messages as `forward` / `backward`; bad input throws a RangeError naming the
+ * argument, out of memory an Error, and the module stays usable after either.
+ */
+export interface QkScopeTiled {
+  /** Version of the core the tiled module was built from (equals `QkScope.version`). */
+  readonly version: string;
+  /** The registry of scoring functions: every one runs on the tiled kernels. */
+  readonly scoreFunctions: readonly ScoreInfo[];
+  /** Attention output and logsumexp without the (L_q, L_k) intermediates. */
+  attention(options: ForwardOptions): AttentionResult;
+  /** Gradients as `backward`, from the tiled forward and backward (O(L d) memory unless `bias` is given). */
+  attentionBackward(options: ForwardOptions, gradOutput: MatrixLike): AttentionBackwardResult;
+}
+
 /** Options of `QkScope.multiHeadForward` (Vaswani et al. 2017, §3.2.2; GQA: Ainslie et al. 2023). */
 export interface MultiHeadOptions {
   /** Query-side tokens of B sequences stacked as row blocks, (B*L_q, d_model). */
@@ -429,6 +473,25 @@ export interface QkScope {
    * straight-through (soft) gradient. Throws RangeError on bad input.
    */
   backward(options: ForwardOptions, gradOutput: MatrixLike): BackwardResult;
+  /**
+   * The fast call: attention output (L_q, d_v) and logsumexp (L_q) from the tiled online-softmax
+   * kernels compiled with WebAssembly SIMD, without the four (L_q, L_k) matrices of `forward`.
+   * The first call loads the tiled module (qkscope_tiled.wasm, fetched next to the glue; in Node
+   * pass `tiledWasmBinary` to `loadQkScope`). Rejects with the RangeError `forward` would throw
+   * for the same options; the modules stay usable.
+   */
+  attention(options: ForwardOptions): Promise<AttentionResult>;
+  /**
+   * `backward` on the tiled kernels: gradients given gradOutput = dL/d(output), (L_q, d_v).
+   * Loads the tiled module like `attention`; rejects with the RangeError `backward` would throw.
+   */
+  attentionBackward(options: ForwardOptions, gradOutput: MatrixLike): Promise<AttentionBackwardResult>;
+  /**
+   * Loads (once) the tiled module and returns its synchronous calls, for loops that time or
+   * repeat them. `wasmBinary`: its bytes (Node; default `LoadOptions.tiledWasmBinary`). A failed
+   * load is not memoised.
+   */
+  tiled(options?: { wasmBinary?: ArrayBuffer | Uint8Array }): Promise<QkScopeTiled>;
   /** Seeded parameter initialisation for a scoring function. Throws RangeError on bad sizes. */
   initParams(score: ScoreName, dQ: number, dK: number, hidden: number, seed: number): ScoreParams<Matrix, Float32Array>;
 }
@@ -436,6 +499,8 @@ export interface QkScope {
 export interface LoadOptions {
   /** The .wasm bytes (required in Node; in browsers the file next to the module is fetched). */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /** The tiled module's .wasm bytes (qkscope_tiled.wasm), for `attention` in Node. */
+  tiledWasmBinary?: ArrayBuffer | Uint8Array;
 }
 
 /** Loads (once) and returns the qkscope module. Concurrent calls share one instance. */

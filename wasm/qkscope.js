@@ -10,6 +10,8 @@
 // Node: pass the bytes, e.g.
 //   const wasmBinary = await readFile(new URL('./dist/qkscope_core.wasm', import.meta.url));
 //   const qk = await loadQkScope({ wasmBinary });
+// The fast calls (attention, attentionBackward) live in a second module, qkscope_tiled.wasm,
+// imported on the first fast call (in Node: pass its bytes as tiledWasmBinary).
 import createQkScopeCore from './dist/qkscope_core.mjs';
 
 /** @type {Promise<import('./qkscope.js').QkScope> | null} */
@@ -34,9 +36,29 @@ function deepFreeze(x) {
  * arity so missing ones reach C++ as `undefined` and get its messages (Embind would
  * otherwise throw its own arity error).
  * @param {any} core the instantiated Emscripten module
+ * @param {import('./qkscope.js').LoadOptions} loadOptions
  * @returns {import('./qkscope.js').QkScope}
  */
-function wrap(core) {
+function wrap(core, loadOptions) {
+  /** @type {Promise<import('./qkscope.js').QkScopeTiled> | null} */
+  let tiledLoading = null;
+  const tiled = (options = {}) => {
+    if (tiledLoading) return tiledLoading;
+    const wasmBinary = (options && options.wasmBinary) || loadOptions.tiledWasmBinary;
+    if (!wasmBinary && isNode()) {
+      return Promise.reject(new Error(
+        "attention: in Node pass the tiled module's bytes: loadQkScope({ wasmBinary, tiledWasmBinary: " +
+          "await readFile(new URL('./dist/qkscope_tiled.wasm', import.meta.url)) })"));
+    }
+    // A separate module, fetched on the first fast call: qkscope_core.wasm stays small.
+    tiledLoading = import('./dist/qkscope_tiled.mjs')
+      .then((m) => m.default(wasmBinary ? { wasmBinary } : {}))
+      .then(wrapTiled);
+    tiledLoading.catch(() => {
+      tiledLoading = null;
+    });
+    return tiledLoading;
+  };
   return Object.freeze({
     version: core.version(),
     scoreFunctions: deepFreeze(core.scoreFunctions()),
@@ -50,6 +72,23 @@ function wrap(core) {
     mergeStates: (a, b) => core.mergeStates(a, b),
     sparsePattern: (options) => core.sparsePattern(options),
     t5Buckets: (options) => core.t5Buckets(options),
+    tiled,
+    attention: (options) => tiled().then((t) => t.attention(options)),
+    attentionBackward: (options, gradOutput) => tiled().then((t) => t.attentionBackward(options, gradOutput)),
+  });
+}
+
+/**
+ * Wraps the tiled Embind module (wasm/tiled/bindings.cpp) in the QkScopeTiled interface.
+ * @param {any} core the instantiated Emscripten module
+ * @returns {import('./qkscope.js').QkScopeTiled}
+ */
+function wrapTiled(core) {
+  return Object.freeze({
+    version: core.version(),
+    scoreFunctions: deepFreeze(core.scoreFunctions()),
+    attention: (options) => core.attention(options),
+    attentionBackward: (options, gradOutput) => core.attentionBackward(options, gradOutput),
   });
 }
 
@@ -59,6 +98,8 @@ function wrap(core) {
  * memoised, so a retry (e.g. with `wasmBinary`) can succeed.
  * @param {import('./qkscope.js').LoadOptions} [options]
  *   `wasmBinary`: the .wasm bytes (required in Node; browsers fetch the file next to the glue).
+ *   `tiledWasmBinary`: the tiled module's bytes, for `attention` in Node (browsers fetch
+ *   qkscope_tiled.wasm on the first fast call).
  * @returns {Promise<import('./qkscope.js').QkScope>}
  */
 export function loadQkScope(options = {}) {
@@ -70,7 +111,7 @@ export function loadQkScope(options = {}) {
         "readFile(new URL('./dist/qkscope_core.wasm', import.meta.url)) })"));
   }
   const moduleArgs = wasmBinary ? { wasmBinary } : {};
-  loading = createQkScopeCore(moduleArgs).then(wrap);
+  loading = createQkScopeCore(moduleArgs).then((core) => wrap(core, options || {}));
   loading.catch(() => {
     loading = null;
   });

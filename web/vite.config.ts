@@ -31,6 +31,9 @@ export default defineConfig({
       },
     },
   },
+  // ES module workers: the qkscope worker (src/worker/qk.worker.ts) imports wasm/qkscope.js,
+  // whose tiled module is a dynamic import (code splitting needs 'es', not the default 'iife').
+  worker: { format: 'es' },
   server: {
     fs: { allow: [repoRoot] },
   },

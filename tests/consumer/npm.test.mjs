@@ -75,7 +75,8 @@ test('the tarball: no dependencies, built files inside, every export resolves', 
   assert.equal(pkg.private, undefined, 'publishable');
   assert.deepEqual(pkg.dependencies ?? {}, {}, 'no runtime dependencies (installs offline)');
   const files = packed.files.map((f) => f.path);
-  for (const f of ['wasm/qkscope.js', 'wasm/qkscope.d.ts', 'wasm/dist/qkscope_core.wasm', 'dist/widget/qk-scope.js',
+  for (const f of ['wasm/qkscope.js', 'wasm/qkscope.d.ts', 'wasm/dist/qkscope_core.wasm', 'wasm/dist/qkscope_tiled.mjs',
+    'wasm/dist/qkscope_tiled.wasm', 'dist/widget/qk-scope.js',
     'dist/widget/esm/define.js', 'dist/widget/esm/qkscope_widget.wasm', 'dist/widget/types/wasm/qkscope.d.ts'])
     assert.ok(files.includes(f), `${f} in the tarball`);
   assert.ok(!files.some((f) => /^(core|web|native|tests|scripts)\//.test(f)), 'no sources or tests in the tarball');
@@ -96,6 +97,11 @@ test('Node: the typed core from "qkscope" computes the worked example', async ()
   assert.deepEqual(fixed(Array.from(r.output.data)), OUTPUT);
   assert.equal(qk.version, JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version);
   assert.throws(() => qk.forward({ query: X, key: [[1, 2]], value: X }), RangeError);
+  // The fast call loads the tiled module from the package's own files.
+  const tiled = await qk.tiled({ wasmBinary: await readFile(resolve('qkscope/qkscope_tiled.wasm')) });
+  const a = tiled.attention({ query: X, key: X, value: X });
+  assert.equal(a.tiled, true);
+  assert.deepEqual(fixed(Array.from(a.output.data)), OUTPUT);
 });
 
 /** Opens a page, returns the widget's weight grid rows and any console/page errors. */
@@ -121,6 +127,8 @@ test('Chromium: the Vite app (element from qkscope/widget/define, core from qksc
   assert.equal(core.element, true, 'the element class from qkscope/widget is the registered one');
   assert.deepEqual(core.weights.map(fixed), WEIGHTS);
   assert.deepEqual(fixed(core.output), OUTPUT);
+  assert.deepEqual(fixed(core.attention), OUTPUT, 'attention() from the lazily loaded tiled module');
+  assert.equal(core.tiled, true);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -1,5 +1,6 @@
 // tests/e2e/ch7.test.mjs — chapter 7 (what attention costs) in the built page: the Run buttons
-// measure forward() and the broadcast additive attention at small L (never asserting timings),
+// measure forward() (in the page's Web Worker, web/src/worker/) and the broadcast additive
+// attention at small L (never asserting timings),
 // the broadcast and fused additive scores agree, linear concat's weights do not change when
 // the queries do (docs/facts.md §2) while scaled dot's do, URL round-trip, hostile URL
 // values, the language switch, exports, and screenshots at 390 and 1280 px.
@@ -47,6 +48,8 @@ test('a quick run up to L = 128 fills the chart on its own; Run measures every s
     assert.ok(Number.isFinite(ratio) && ratio > 0, `additive / scaled dot ratio is a positive number (${ratio})`);
     assert.match(await fig.locator('[data-testid="c7-summary"]').textContent(), /^At L = 128: scaled dot/);
     const files = await checkExports(page, 'figure-c7-time');
+    const timings = JSON.parse(files.json.bytes.toString('utf8')).data.timings;
+    assert.ok(timings.length > 0 && timings.every((x) => x.thread === 'worker'), 'timed in the Web Worker, not on the page');
     const csv = files.csv.bytes.toString('utf8');
     assert.match(csv, /^kind,series,L,value,unit\r\n/);
     assert.match(csv, /time,additive,128,/);

@@ -6,9 +6,12 @@ import { readFile } from 'node:fs/promises';
 
 export const wasmUrl = new URL('../../wasm/dist/qkscope_core.wasm', import.meta.url);
 const glueUrl = new URL('../../wasm/dist/qkscope_core.mjs', import.meta.url);
+export const tiledWasmUrl = new URL('../../wasm/dist/qkscope_tiled.wasm', import.meta.url);
+const referenceUrl = new URL('../../build/wasm/qkscope_reference.mjs', import.meta.url);
+const referenceWasmUrl = new URL('../../build/wasm/qkscope_reference.wasm', import.meta.url);
 
-if (!existsSync(wasmUrl) || !existsSync(glueUrl)) {
-  throw new Error('wasm/dist/qkscope_core.{mjs,wasm} missing: run `npm run build:wasm` first');
+for (const u of [wasmUrl, glueUrl, tiledWasmUrl, referenceUrl, referenceWasmUrl]) {
+  if (!existsSync(u)) throw new Error(`${u.pathname} missing: run \`npm run build:wasm\` first`);
 }
 
 const { loadQkScope } = await import('../../wasm/qkscope.js');
@@ -16,7 +19,43 @@ export { loadQkScope };
 
 /** The module, loaded once per test process with the bytes read from disk (Node needs wasmBinary). */
 export async function load() {
-  return loadQkScope({ wasmBinary: await readFile(wasmUrl) });
+  return loadQkScope({ wasmBinary: await readFile(wasmUrl), tiledWasmBinary: await readFile(tiledWasmUrl) });
+}
+
+let referenceLoading = null;
+/**
+ * The test-only oracle module (tests/wasm/reference/bindings.cpp): reference(options) gives
+ * {output, logsumexp} of the double reference and {naiveOutput, naiveLogsumexp} of the same
+ * loops in float32; referenceBackward(options, gradOutput) gives {ref, naive} gradients.
+ */
+export function loadReference() {
+  referenceLoading ??= import(referenceUrl.href).then(async (m) =>
+    m.default({ wasmBinary: await readFile(referenceWasmUrl) }));
+  return referenceLoading;
+}
+
+/**
+ * The project's one tolerance rule (core/reference/tolerance.hpp): the fast values may be at
+ * most twice as far from the double reference as naive float32 math, plus a small floor,
+ *   max|fast - ref| <= 2 max|naive - ref| + 1e-6 (1 + max|ref|);
+ * -Infinity must match exactly, NaN never passes. Flat arrays of equal length.
+ */
+export function assertMatchesReference(fast, naive, ref, what) {
+  const f = Array.from(fast), n = Array.from(naive), r = Array.from(ref);
+  assert.equal(f.length, r.length, `${what}: length ${f.length}, reference ${r.length}`);
+  assert.equal(n.length, r.length, `${what}: naive length ${n.length}, reference ${r.length}`);
+  let maxRef = 0, naiveErr = 0;
+  for (let k = 0; k < r.length; k++) {
+    if (Number.isFinite(r[k])) maxRef = Math.max(maxRef, Math.abs(r[k]));
+    if (Number.isFinite(r[k]) && Number.isFinite(n[k])) naiveErr = Math.max(naiveErr, Math.abs(n[k] - r[k]));
+  }
+  const tol = 2 * naiveErr + 1e-6 * (1 + maxRef);
+  for (let k = 0; k < r.length; k++) {
+    const ok = Number.isFinite(r[k]) || Number.isFinite(f[k])
+      ? Math.abs(f[k] - r[k]) <= tol
+      : f[k] === r[k];
+    assert.ok(ok, `${what}[${k}]: fast ${f[k]} vs reference ${r[k]} (tol ${tol.toExponential(2)}, naive err ${naiveErr.toExponential(2)})`);
+  }
 }
 
 /** The worked example of the tutorial: X = Q = K = V. */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 
-import { loadQkScope, wasmUrl } from './helpers.mjs';
+import { loadQkScope, tiledWasmUrl, wasmUrl } from './helpers.mjs';
 
 test('in Node, loading without wasmBinary rejects with a hint, and is not memoised', async () => {
   await assert.rejects(loadQkScope(), /wasmBinary/);
@@ -35,4 +35,18 @@ test('missing arguments reach C++ and get its messages (not Embind arity errors)
   assert.throws(() => qk.initParams('bilinear'), { name: 'RangeError', message: /^dQ must be a number, got undefined/ });
   // hidden and seed may be omitted from JS: hidden = d_k, seed = 0.
   assert.deepEqual(qk.initParams('additive', 2, 3), qk.initParams('additive', 2, 3, 3, 0));
+});
+
+test('the tiled module: in Node without its bytes the fast calls reject with a hint, not memoised', async () => {
+  const qk = await loadQkScope();  // loaded above without tiledWasmBinary
+  const X = [[1, 0], [0, 1]];
+  await assert.rejects(qk.attention({ query: X, key: X, value: X }), /tiledWasmBinary/);
+  await assert.rejects(qk.tiled(), /tiledWasmBinary/);
+  const tiled = await qk.tiled({ wasmBinary: await readFile(tiledWasmUrl) });
+  assert.equal(await qk.tiled(), tiled, 'loaded once, then shared');
+  assert.ok(Object.isFrozen(tiled) && Object.isFrozen(tiled.scoreFunctions));
+  const a = await qk.attention({ query: X, key: X, value: X });
+  assert.equal(a.tiled, true);
+  const f = qk.forward({ query: X, key: X, value: X }).output.data;
+  a.output.data.forEach((x, k) => assert.ok(Math.abs(x - f[k]) <= 1e-6, `output[${k}]: ${x} vs forward ${f[k]}`));
 });

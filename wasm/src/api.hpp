@@ -354,25 +354,36 @@ val js_forward(val opts) {
   });
 }
 
+/// gradOutput = dL/d(output), checked against the shape of output (L_q, d_v).
+Matrix read_grad_output(const Parsed& p, const val& grad_output) {
+  Matrix dO = to_matrix(grad_output, "gradOutput");
+  if (dO.rows() != p.Q.rows() || dO.cols() != p.V.cols())
+    fail("gradOutput must have the shape of output (L_q, d_v) = " +
+         detail::shape_str(p.Q.rows(), p.V.cols()) + ", got " + detail::shape_of(dO));
+  return dO;
+}
+
+/// BackwardResult of wasm/qkscope.d.ts (bias gradients only for the biases given).
+val grads_to_js(const Parsed& p, AttentionGrads<float>& g) {
+  val o = val::object();
+  o.set("dQuery", to_js(g.dQ));
+  o.set("dKey", to_js(g.dK));
+  o.set("dValue", to_js(g.dV));
+  o.set("dParams", params_to_js(g.dparams));
+  o.set("dTemperature", g.dtemperature);
+  if (p.cfg.bias.dense.size()) o.set("dBias", to_js(g.ddense));
+  if (p.cfg.bias.relative.size()) o.set("dRelativeBias", to_js(g.drelative));
+  if (p.cfg.bias.t5) o.set("dT5Table", to_js(g.dt5_table));
+  return o;
+}
+
 val js_backward(val opts, val grad_output) {
   return guarded("backward", [&] {
     Parsed p = parse_options(opts);
     const AttentionResult<float> r = attention_forward(p.Q, p.K, p.V, p.params, p.cfg);
-    const Matrix dO = to_matrix(grad_output, "gradOutput");
-    if (dO.rows() != p.Q.rows() || dO.cols() != p.V.cols())
-      fail("gradOutput must have the shape of output (L_q, d_v) = " +
-           detail::shape_str(p.Q.rows(), p.V.cols()) + ", got " + detail::shape_of(dO));
+    const Matrix dO = read_grad_output(p, grad_output);
     AttentionGrads<float> g = attention_backward(p.Q, p.K, p.V, p.params, p.cfg, r, dO);
-    val o = val::object();
-    o.set("dQuery", to_js(g.dQ));
-    o.set("dKey", to_js(g.dK));
-    o.set("dValue", to_js(g.dV));
-    o.set("dParams", params_to_js(g.dparams));
-    o.set("dTemperature", g.dtemperature);
-    if (p.cfg.bias.dense.size()) o.set("dBias", to_js(g.ddense));
-    if (p.cfg.bias.relative.size()) o.set("dRelativeBias", to_js(g.drelative));
-    if (p.cfg.bias.t5) o.set("dT5Table", to_js(g.dt5_table));
-    return o;
+    return grads_to_js(p, g);
   });
 }
 

@@ -9,11 +9,17 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-/** One thing to time: `run` does the work once. */
+/** One thing to time: `run` does the work once (on this thread). */
 export interface TimingTask {
   series: string;
   x: number;
   run: () => void;
+  /**
+   * Optional: the same work timed elsewhere (a Web Worker, web/src/worker/client.ts), so the
+   * page never blocks: one warm-up, then `reps` runs (1 when the warm-up took over slowMs / 3).
+   * When it rejects, the task is timed here with `run` instead.
+   */
+  remote?: (reps: number, slowMs: number) => Promise<{ warm: number; times: number[] }>;
 }
 
 export interface Timing {
@@ -22,6 +28,8 @@ export interface Timing {
   /** Median of the warm runs, in milliseconds. */
   ms: number;
   runs: number;
+  /** Where it was timed: in a Web Worker (the task's `remote`) or on the page's thread. */
+  thread: 'worker' | 'page';
 }
 
 /** Stop measuring a series once one run takes longer than this (phones survive). */
@@ -29,7 +37,7 @@ export const SLOW_MS = 1200;
 
 /**
  * Times each task: one warm-up run, then up to `reps` timed runs (fewer when a run is slow),
- * median reported. Yields to the event loop between runs so the page stays responsive; a
+ * median reported; in a worker when the task says how (`remote`), else on this thread. Yields to the event loop between runs so the page stays responsive; a
  * series whose run exceeded SLOW_MS skips its larger sizes. Stops early when `cancelled()`.
  */
 export async function measure(
@@ -47,19 +55,25 @@ export async function measure(
     done++;
     if (cancelled()) break;
     if (tooSlow.has(task.series)) continue;
-    let t0 = now();
-    task.run(); // warm-up (JIT, allocation)
-    const warm = now() - t0;
-    const n = warm > SLOW_MS / 3 ? 1 : reps;
-    const times: number[] = [];
-    for (let r = 0; r < n; r++) {
-      await pause();
-      if (cancelled()) return out;
-      t0 = now();
-      task.run();
-      times.push(now() - t0);
+    let warm = 0;
+    let times: number[] = [];
+    const remote = task.remote ? await task.remote(reps, SLOW_MS).catch(() => null) : null;
+    if (cancelled()) return out;
+    if (remote) ({ warm, times } = remote);
+    else {
+      let t0 = now();
+      task.run(); // warm-up (JIT, allocation)
+      warm = now() - t0;
+      const n = warm > SLOW_MS / 3 ? 1 : reps;
+      for (let r = 0; r < n; r++) {
+        await pause();
+        if (cancelled()) return out;
+        t0 = now();
+        task.run();
+        times.push(now() - t0);
+      }
     }
-    const res = { series: task.series, x: task.x, ms: median(times), runs: times.length };
+    const res: Timing = { series: task.series, x: task.x, ms: median(times), runs: times.length, thread: remote ? 'worker' : 'page' };
     if (Math.max(warm, ...times) > SLOW_MS) tooSlow.add(task.series);
     out.push(res);
     onResult(res, done, tasks.length);

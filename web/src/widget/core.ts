@@ -61,6 +61,11 @@ function wrap(core: any): QkScope {
     t5Buckets: () => {
       throw new Error('t5Buckets is not in the widget build of qkscope; use wasm/qkscope.js');
     },
+    // The tiled kernels are a separate module the widget does not ship (size budget).
+    attention: () => Promise.reject(new Error('attention is not in the widget build of qkscope; use wasm/qkscope.js')),
+    attentionBackward: () =>
+      Promise.reject(new Error('attentionBackward is not in the widget build of qkscope; use wasm/qkscope.js')),
+    tiled: () => Promise.reject(new Error('tiled is not in the widget build of qkscope; use wasm/qkscope.js')),
   } satisfies QkScope);
 }
 

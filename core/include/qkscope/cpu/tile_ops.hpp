@@ -11,9 +11,11 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "qkscope/attention.hpp"
+#include "qkscope/cpu/wasm_exp.hpp"
 
 namespace qkscope::cpu::detail {
 
@@ -95,11 +97,20 @@ struct TileOps {
 /// Below log(min normal) + 1 it returns the same ~3e-39 for every finite argument too (so a
 /// key 200 below the row maximum kept a weight of 3e-39, times a large value): those
 /// entries, rare, are recomputed with std::exp (0 for -inf, denormal or 0 below), as the
-/// core computes them.
+/// core computes them. With wasm SIMD, float rows use exp_array (wasm_exp.hpp): Eigen's
+/// emulated-SSE pexp cost as much as a tile's two GEMMs there.
 template <class Seg, class T>
 void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp) {
   const Eigen::Index n = x.size();
   tmp = (x.array() - m).matrix().transpose();
+#if defined(__wasm_simd128__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (x.innerStride() == 1) {  // wasm_exp.hpp: already std::exp below its range
+      exp_array(tmp.data(), x.data(), std::size_t(n));
+      return;
+    }
+  }
+#endif
   x = tmp.array().exp().matrix().transpose();
   const T low = T(std::log(double(std::numeric_limits<T>::min())) + 1.0);
   for (Eigen::Index c = 0; c < n; ++c)

@@ -1,7 +1,7 @@
 /**
  * Chapter 7's figures:
  * - 7.1: forward() time against L for every scoring function (Run button, median of warm
- *   runs, yielding between runs) and a memory estimate from shapes.
+ *   runs, timed in the page's Web Worker: web/src/worker/) and a memory estimate from shapes.
  * - 7.2: the broadcast additive attention (JS, materialises (L, L, d_h)) against qkscope's
  *   row-by-row additive (core) and scaled dot; same scores checked, slowdown ratios.
  * - 7.3: linear concat's weights do not depend on the query (a_i + b_j cancels in softmax).
@@ -9,6 +9,7 @@
 import type { ForwardResult, Matrix, ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
 import { runTimed } from '../shared/timed-run';
+import { qkWorker } from '../../worker/client';
 import { LineChart, type LineSeries } from '../../charts/line';
 import { BarChart } from '../../charts/bars';
 import { Heatmap } from '../../charts/heatmap';
@@ -103,9 +104,17 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     const inputs = new Map(Ls.map((L) => [L, { Q: randn(1, 0, L, d), K: randn(1, 1, L, d), V: randn(1, 2, L, d) }]));
     results = [];
     drawTime();
+    // Timed in the page's worker when there is one (the page stays responsive at large L);
+    // `run` is the same call on this thread, the fallback. One channel: a newer run's first
+    // task replaces whatever of the old run still waits.
+    const worker = qkWorker();
     const tasks = Ls.flatMap((L) => names.map((n) => {
       const { Q, K, V } = inputs.get(L)!;
-      return { series: n, x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: n as ScoreName, hidden: d }) };
+      const options = { query: Q, key: K, value: V, score: n as ScoreName, hidden: d };
+      return {
+        series: n, x: L, run: () => void ctx.qk.forward(options),
+        ...(worker ? { remote: (reps: number, slowMs: number) => worker.time('forward', [options], reps, slowMs, 'c7-time') } : {}),
+      };
     }));
     await runTimed({
       tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t.running, done: fill(t.preview, { L: upTo }) } : t,

@@ -1,0 +1,63 @@
+// qkscope/cpu/wasm_exp.hpp — exp on four float lanes with WebAssembly SIMD (only compiled
+// with -msimd128), for the softmax exponentials of the tiled kernels (tile_ops.hpp).
+// Eigen 3.4 has no wasm backend; through Emscripten's SSE emulation its pexp spends as long
+// as both GEMMs of a tile (native/bench/NOTES.md, issue 11). This is the classic Cephes expf
+// (Moshier 1989), as in Eigen's own pexp_float: n = round(x log2 e); r = x - n ln 2 with ln 2
+// in two parts (Cody & Waite 1980), |r| <= ln(2)/2; exp(r) by its degree-7 Taylor-like
+// minimax polynomial; times 2^n built in the exponent bits.
+// exp4 takes x in [-87, 88]; exp_array sends every other lane (and NaN) to std::exp.
+// Accuracy on [-87, 88], measured against exp in double (native/bench/wasm_profile.cpp, 2^20
+// points): max relative error 7.9e-8 (under 1 ulp; Eigen's pexp: 1.2e-7).
+#pragma once
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+
+#include <cmath>
+#include <cstddef>
+
+namespace qkscope::cpu::detail {
+
+inline v128_t exp4(v128_t x) {
+  x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.0f)), wasm_f32x4_splat(88.0f));
+  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t y = wasm_f32x4_splat(1.9875691500e-4f);
+  for (const float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
+    y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(c));
+  y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y, r), r), r), wasm_f32x4_splat(1.0f));
+  // 2^n: n in [-126, 127] here, so (n + 127) << 23 is a normal float's bit pattern.
+  const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  return wasm_f32x4_mul(y, e);
+}
+
+/// out[k] = exp(in[k]) for k < n (in == out allowed), for every float: lanes outside
+/// [-87, 88] (where exp leaves the normal range) and NaN go through std::exp, so -inf gives 0
+/// exactly and very negative arguments give denormals or 0, as the core's scalar exp does.
+inline void exp_array(const float* in, float* out, std::size_t n) {
+  const v128_t lo = wasm_f32x4_splat(-87.0f), hi = wasm_f32x4_splat(88.0f);
+  auto step = [&](const float* src, float* dst) {
+    const v128_t x = wasm_v128_load(src), y = exp4(x);
+    // Comparisons with NaN are false, so NaN lanes fail the range test too.
+    if (wasm_i32x4_all_true(wasm_v128_and(wasm_f32x4_ge(x, lo), wasm_f32x4_le(x, hi)))) {
+      wasm_v128_store(dst, y);
+      return;
+    }
+    alignas(16) float xs[4], ys[4];
+    wasm_v128_store(xs, x);
+    wasm_v128_store(ys, y);
+    for (int t = 0; t < 4; ++t) dst[t] = xs[t] >= -87.0f && xs[t] <= 88.0f ? ys[t] : std::exp(xs[t]);
+  };
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) step(in + k, out + k);
+  if (k < n) {  // the tail through one zero-padded step
+    alignas(16) float buf[4] = {0, 0, 0, 0}, res[4];
+    for (std::size_t t = 0; k + t < n; ++t) buf[t] = in[k + t];
+    step(buf, res);
+    for (std::size_t t = 0; k + t < n; ++t) out[k + t] = res[t];
+  }
+}
+
+}  // namespace qkscope::cpu::detail
+#endif

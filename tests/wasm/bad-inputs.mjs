@@ -1,0 +1,62 @@
+// Bad inputs shared by the error tests of forward() (errors.test.mjs) and of the fast calls
+// (tiled-errors.test.mjs): [description, options, ...patterns the RangeError message matches].
+import { X } from './helpers.mjs';
+
+/** The worked example's options (X = Q = K = V). */
+export const base = () => ({ query: X, key: X, value: X });
+
+/** [description, options, ...message patterns]: each must throw a RangeError. */
+export const rangeErrors = [
+  ['temperature 0 with softmax', { ...base(), temperature: 0 }, /temperature/, /softmax/],
+  ['negative temperature', { ...base(), temperature: -1 }, /temperature/],
+  ['NaN temperature', { ...base(), temperature: NaN }, /temperature/],
+  ['value rows != key rows', { ...base(), value: X.slice(0, 2) }, /value/, /3/],
+  ['unknown score', { ...base(), score: 'dotty' }, /dotty/, /dot, scaled_dot, cosine, bilinear, additive, linear_concat/],
+  ['score not a string', { ...base(), score: 3 }, /score must be a string/],
+  ['d_q != d_k with dot', { query: [[1, 2]], key: X, value: X, score: 'dot' }, /d_q = 2, d_k = 4/],
+  ['d_q != d_k with scaled_dot', { query: [[1, 2]], key: X, value: X }, /same width/],
+  ['ragged query rows', { ...base(), query: [[1, 0, 1, 0], [0, 1, 0], [1, 1, 0, 0]] }, /^query: row 1 has 3 entries, expected 4/],
+  ['ragged key rows', { ...base(), key: [[1, 0, 1, 0], [0, 1, 0, 1], [1, 1]] }, /^key: row 2 has 2 entries, expected 4/],
+  ['NaN in query', { ...base(), query: [[1, 0, NaN, 0], [0, 1, 0, 1], [1, 1, 0, 0]] }, /^query\[0\]\[2\] is NaN/],
+  ['Infinity in key', { ...base(), key: [[1, 0, 1, 0], [0, 1, 0, Infinity], [1, 1, 0, 0]] }, /^key\[1\]\[3\] must be finite/],
+  ['string in value', { ...base(), value: [[1, 0, 1, 0], [0, '1', 0, 1], [1, 1, 0, 0]] }, /^value\[1\]\[1\] must be a number, got a string/],
+  ['null in query', { ...base(), query: [[1, 0, 1, 0], [0, 1, null, 1], [1, 1, 0, 0]] }, /^query\[1\]\[2\] must be a number, got null/],
+  ['hole in query', { ...base(), query: [[1, 0, 1, 0], [0, 1, , 1], [1, 1, 0, 0]] }, /^query\[1\]\[2\] must be a number, got undefined/], // eslint-disable-line no-sparse-arrays
+  ['row not an array', { ...base(), query: [[1, 0, 1, 0], 5, [1, 1, 0, 0]] }, /^query: row 1 must be an array/],
+  ['flat Float32Array', { ...base(), query: new Float32Array(12) }, /^query is a flat typed array/],
+  ['data length != rows*cols', { ...base(), query: { rows: 2, cols: 3, data: [1, 2, 3, 4, 5] } }, /^query\.data has length 5, expected rows\*cols = 6/],
+  ['NaN in Matrix data', { ...base(), key: { rows: 3, cols: 4, data: new Float32Array(12).fill(NaN) } }, /^key\.data\[0\]/, /NaN/],
+  ['non-integer rows', { ...base(), query: { rows: 1.5, cols: 4, data: [1, 2, 3, 4] } }, /^query\.rows must be an integer/],
+  ['object without data', { ...base(), query: { rows: 1, cols: 1 } }, /^query must be a matrix/],
+  ['missing query', { key: X, value: X }, /^query is required/],
+  ['empty key', { ...base(), key: [] }, /key must be non-empty/],
+  ['unknown option', { ...base(), temprature: 2 }, /unknown option 'temprature'/, /temperature/],
+  ['unknown normalizer', { ...base(), normalizer: 'softermax' }, /softermax/, /softmax, hard, gumbel_softmax, sparsemax, topk_softmax/],
+  ['topK 0', { ...base(), normalizer: 'topk_softmax', topK: 0 }, /^topK must be an integer/],
+  ['keyLength > L_k', { ...base(), keyLength: 4 }, /^keyLength/, /L_k = 3/],
+  ['negative keyLength', { ...base(), keyLength: -1 }, /^keyLength must be an integer/],
+  ['fractional keyLength', { ...base(), keyLength: 1.5 }, /^keyLength must be an integer/],
+  ['causal not a boolean', { ...base(), causal: 'yes' }, /^causal must be a boolean, got a string/],
+  ['bad causalAlignment', { ...base(), causalAlignment: 'diagonal' }, /causalAlignment must be 'top_left' or 'bottom_right'/],
+  ['negative window', { ...base(), window: { left: -1, right: 0 } }, /^window\.left must be an integer/],
+  ['empty window', { ...base(), window: {} }, /window must set left and\/or right/],
+  ['mask of the wrong shape', { ...base(), mask: [[true, true], [true, true], [true, true]] }, /mask/, /\(3, 3\)/],
+  ['string in mask', { ...base(), mask: [[true, true, true], [true, 'no', true], [true, true, true]] }, /^mask\[1\]\[1\] must be a boolean or a number/],
+  ['numeric string in a boolean mask', { ...base(), mask: [[true, true, true], [true, '1', false], [true, true, true]] }, /^mask\[1\]\[1\] must be a boolean or a number.*got a string/],
+  ['null in a boolean mask', { ...base(), mask: [[true, true, true], [true, true, false], [null, true, true]] }, /^mask\[2\]\[0\] must be a boolean or a number.*got null/],
+  ['null in a -Infinity bias', { ...base(), bias: [[0, -Infinity, 0], [0, 0, null], [0, 0, 0]] }, /^bias\[1\]\[2\] must be a number, got null/],
+  ['numeric string in a -Infinity bias', { ...base(), bias: [[0, -Infinity, '-2'], [0, 0, 0], [0, 0, 0]] }, /^bias\[0\]\[2\] must be a number, got a string/],
+  ['bias of the wrong shape', { ...base(), bias: [[0, 0], [0, 0], [0, 0]] }, /bias/, /\(3, 3\)/],
+  ['NaN in bias', { ...base(), bias: [[0, 0, 0], [0, NaN, 0], [0, 0, 0]] }, /^bias\[1\]\[1\] is NaN/],
+  ['+Infinity in bias', { ...base(), bias: [[0, 0, Infinity], [0, 0, 0], [0, 0, 0]] }, /^bias\[0\]\[2\] is \+Infinity/],
+  ['0/1 bias used as a mask', { ...base(), bias: [[1, 0, 1], [0, 1, 0], [1, 1, 1]] }, /^bias holds only 0 and 1/, /pass it as `mask`/],
+  ['bilinear W of the wrong shape', { ...base(), score: 'bilinear', params: { W: [[1, 0], [0, 1]] } }, /params\.W/, /\(4, 4\)/],
+  ['linear_concat w of the wrong length', { ...base(), score: 'linear_concat', params: { w: [1, 2, 3] } }, /params\.w/, /d_q \+ d_k = 8/],
+  ['additive params of mismatched hidden size', { ...base(), score: 'additive', params: { v: [1, 2], W_q: [[1, 0, 0, 0]] } }, /params\.W_q/],
+  ['unknown param', { ...base(), score: 'bilinear', params: { Wq: [[1]] } }, /params: unknown option 'Wq'/],
+  ['param entry not a number', { ...base(), score: 'linear_concat', params: { w: [1, 2, 3, 4, 5, 6, 7, 'x'] } }, /^params\.w\[7\] must be a number/],
+  ['negative seed', { ...base(), seed: -1 }, /^seed must be an integer/],
+  ['hidden 0', { ...base(), score: 'additive', hidden: 0 }, /^hidden must be an integer/],
+  ['scale not finite', { ...base(), scale: Infinity }, /scale must be finite/],
+  ['scale not a number', { ...base(), scale: '2' }, /^scale must be a number, got a string/],
+];

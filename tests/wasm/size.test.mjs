@@ -1,0 +1,29 @@
+// Size budgets of the WebAssembly modules (gzip -9, 1 KB = 1000 B; issue 11, part 7):
+//   qkscope_core.wasm  <= 150 KB: loaded by the tutorial at start (forward and friends);
+//   qkscope_tiled.wasm <= 200 KB: the tiled SIMD kernels, fetched only on the first
+//                                 attention() call (wasm/qkscope.js), so never on the
+//                                 critical path of a page that does not use them.
+// The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+
+import { tiledWasmUrl, wasmUrl } from './helpers.mjs';
+
+for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 200_000]]) {
+  const name = url.pathname.split('/').pop();
+  test(`${name} is at most ${budget / 1000} KB gzipped`, () => {
+    const raw = readFileSync(url);
+    const gz = gzipSync(raw, { level: 9 }).length;
+    console.log(`# ${name}: ${raw.length} B raw, ${gz} B gzipped (budget ${budget} B)`);
+    assert.ok(gz <= budget, `${name} is ${gz} B gzipped, over the ${budget} B budget`);
+  });
+}
+
+test('the core module does not carry the tiled kernels (they load lazily)', () => {
+  // qkscope.js must import the tiled glue dynamically, never statically.
+  const js = readFileSync(new URL('../../wasm/qkscope.js', import.meta.url), 'utf8');
+  assert.match(js, /import\('\.\/dist\/qkscope_tiled\.mjs'\)/);
+  assert.doesNotMatch(js, /^import .*qkscope_tiled/m);
+});
