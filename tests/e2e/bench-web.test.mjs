@@ -1,6 +1,6 @@
 // tests/e2e/bench-web.test.mjs — smoke test of `npm run bench:web` (scripts/bench-web.mjs):
 // one tiny shape, causal and not, two timed calls: the JSON has the documented fields, the
-// three runtimes (qkscope tiled wasm, onnxruntime-web, tfjs-backend-wasm) agreed within the
+// runtimes (qkscope tiled wasm, onnxruntime-web on two graphs, tfjs-backend-wasm) agreed within the
 // stated tolerance, and every time is a positive number. Native column off (not built in tests).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,16 +31,31 @@ test('bench:web runs a tiny shape and writes agreeing, positive timings', { time
     assert.deepEqual(j.rows.map((x) => [x.L, x.causal]), [[48, false], [48, true]]);
     for (const row of j.rows) {
       assert.ok(['mha', 'msm'].includes(row.ort_graph));
+      assert.equal(row.ort_graph_failed, undefined, 'both ONNX graphs load in onnxruntime-web');
       // A bound independent of the script's: 1e-5 is ~20x the float32 rounding seen at these sizes.
       assert.ok(row.tolerance <= 1e-5 * (1 + row.max_abs_output) + 1e-12, `tolerance ${row.tolerance}`);
+      const sides = ['qkscope', 'ort_mha', 'ort_msm', 'tfjs'];
+      assert.deepEqual(Object.keys(row.samples_ms).sort(), [...sides].sort());
+      assert.equal(Object.keys(row.max_abs_diff).length, 6, 'every pair of the four compared');
       for (const [pair, diff] of Object.entries(row.max_abs_diff)) assert.ok(diff <= row.tolerance, `${pair}: ${diff} > ${row.tolerance}`);
-      assert.deepEqual(Object.keys(row.max_abs_diff).sort(), ['ort_tfjs', 'qkscope_ort', 'qkscope_tfjs']);
-      for (const side of ['qkscope', 'ort', 'tfjs']) {
+      for (const side of sides) {
         assert.equal(row.samples_ms[side].length, 2);
-        assert.ok(row[`${side}_ms`] >= 0 && Number.isFinite(row[`${side}_ms`]), `${side}_ms = ${row[`${side}_ms`]}`);
+        assert.ok(row.median_ms[side] >= 0 && row.fastest_ms[side] <= row.median_ms[side], side);
       }
+      assert.equal(row.ort_ms, Math.min(row.median_ms.ort_mha, row.median_ms.ort_msm), 'the peer at its faster graph');
+      assert.equal(row.qkscope_ms, row.median_ms.qkscope);
+      assert.equal(row.tfjs_ms, row.median_ms.tfjs);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('bench:web fails loudly, before timing, when the outputs disagree beyond the tolerance', { timeout: 60000 }, () => {
+  // Zero tolerance: three float32 implementations never agree to the last bit at L = 48.
+  const r = spawnSync(process.execPath, ['scripts/bench-web.mjs', '--len', '48', '--causal', '0', '--repeats', '1', '--no-native', '--atol', '0', '--rtol', '0', '--json', join(tmpdir(), 'qkscope-never-written.json')],
+    { cwd: repoRoot, encoding: 'utf8', timeout: 55000 });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /L=48 causal=false: outputs disagree beyond 0\.00e\+0: .*qkscope:/);
+  assert.doesNotMatch(r.stdout, /\| L \| causal/, 'no table printed');
 });
