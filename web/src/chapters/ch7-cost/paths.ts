@@ -32,8 +32,12 @@ const DH = 16;
 const REPS = 3;
 const PREVIEW_L = 256;
 const MB = 1024 * 1024;
-/** Largest L per path: naive stores four (L, L) float32 copies (256 MB at 4096), broadcast 2 L^2 d_h floats (128 MB at 1024). */
-export const CAPS = { naive: 2048, tiled: 4096, broadcast: 512 } as const;
+/**
+ * Largest L per path: naive stores four (L, L) float32 copies (256 MB at 4096); broadcast runs
+ * on the page's thread (the worker runs only the module's calls) and at 512 one call blocks the
+ * page for ~0.25 s, past the 50 ms a page may block.
+ */
+export const CAPS = { naive: 2048, tiled: 4096, broadcast: 256 } as const;
 
 type SeriesId = 'naive_dot' | 'tiled_dot' | 'naive_add' | 'tiled_add' | 'broadcast_add';
 const SERIES: readonly { id: SeriesId; path: keyof typeof CAPS; score: ScoreName; color: number; dashed: boolean }[] = [
