@@ -1,6 +1,7 @@
 // tests/e2e/ch7.test.mjs — chapter 7 (what attention costs) in the built page: the Run buttons
 // measure forward() (in the page's Web Worker, web/src/worker/) and the broadcast additive
-// attention at small L (never asserting timings),
+// attention at small L (never asserting timings); figure 7.2's naive, tiled and broadcast
+// paths (bytes handed back: L^2 for naive, L d for tiled, caps respected),
 // the broadcast and fused additive scores agree, linear concat's weights do not change when
 // the queries do (docs/facts.md §2) while scaled dot's do, URL round-trip, hostile URL
 // values, the language switch, exports, and screenshots at 390 and 1280 px.
@@ -15,6 +16,7 @@ const env = usePage();
 const TIME = '[data-testid="figure-c7-time"]';
 const ADD = '[data-testid="figure-c7-additive"]';
 const LIN = '[data-testid="figure-c7-linear"]';
+const PATHS = '[data-testid="figure-c7-paths"]';
 const SMALL = '?c7.maxL=128&c7.d=16&c7.addL=64&c7.dh=16';
 
 async function runTime(page) {
@@ -60,6 +62,52 @@ test('a quick run up to L = 128 fills the chart on its own; Run measures every s
     await page.waitForFunction(() => document.querySelector('[data-testid="c7-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
     assert.match(await fig.locator('[data-testid="c7-status"]').textContent(), /Quick run up to L = 128/);
     assert.equal(await page.locator('[data-testid="c7-time"] circle.point').count(), (await loadCore()).scoreFunctions.length * 3);
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('figure 7.2: naive vs tiled vs broadcast in the worker; tiled hands back O(L d) bytes, naive O(L^2); caps', async () => {
+  const { page, problems, close } = await env.open('?c7.pathL=512#c7-paths');
+  try {
+    const fig = page.locator(PATHS);
+    await fig.scrollIntoViewIfNeeded();
+    const done = () => page.waitForFunction(() => document.querySelector('[data-testid="c7-paths-status"]')?.dataset.done === 'true', null, { timeout: 120000 });
+    await done(); // the quick run up to L = 256 on its own
+    assert.match(await fig.locator('[data-testid="c7-paths-status"]').textContent(), /Quick run up to L = 256/);
+    await fig.locator('[data-testid="c7-paths-run"]').click();
+    await done();
+    const files = await checkExports(page, 'figure-c7-paths');
+    const data = JSON.parse(files.json.bytes.toString('utf8')).data;
+    assert.deepEqual(data.caps, { naive: 2048, tiled: 4096, broadcast: 256 });
+    const at = (series, L) => data.timings.find((x) => x.series === series && x.x === L);
+    for (const series of ['naive_dot', 'tiled_dot', 'naive_add', 'tiled_add', 'broadcast_add'])
+      for (const L of [64, 128, 256, 512]) {
+        const r = at(series, L);
+        if (series === 'broadcast_add' && L > 256) {
+          assert.equal(r, undefined, 'broadcast capped at L = 256');
+          continue;
+        }
+        assert.ok(r, `${series} at L = ${L} measured`);
+        assert.ok(Number.isFinite(r.ms) && r.ms >= 0);
+        assert.equal(r.thread, series === 'broadcast_add' ? 'page' : 'worker', `${series} timed where stated`);
+      }
+    const d = data.d;
+    for (const L of [64, 128, 256, 512]) {
+      // Tiled: output (L, d) and logsumexp (L) as float32 (additive also returns its parameters, O(d d_h)).
+      assert.equal(at('tiled_dot', L).bytes, 4 * (L * d + L), `tiled bytes at L = ${L}`);
+      assert.ok(at('naive_dot', L).bytes >= 4 * 4 * L * L, `naive returns four (L, L) matrices at L = ${L}`);
+      if (L <= 256) assert.equal(at('broadcast_add', L).bytes, 2 * L * L * data.dh * 4, `broadcast's two (L, L, d_h) tensors at L = ${L}`);
+    }
+    const growth = (series) => at(series, 512).bytes / at(series, 256).bytes;
+    assert.ok(growth('naive_dot') > 3.8, `naive memory ~ L^2 (${growth('naive_dot')})`);
+    assert.ok(growth('tiled_dot') < 2.01 && growth('tiled_add') < 2.01, 'tiled memory ~ L');
+    assert.match(await fig.locator('[data-testid="c7-paths-summary"]').textContent(), /^At L = 512, scaled dot: naive .* ms and 4\.\d MB handed back; tiled .* ms and 130 KB\.$/);
+    assert.match(await fig.locator('[data-testid="c7-paths-memnote"]').textContent(), /O\(L d\), no L × L matrix/);
+    assert.match(await fig.textContent(), /Naive stops at L = 2048, broadcast at L = 256/);
+    assert.match(files.csv.bytes.toString('utf8'), /^series,L,ms,bytes,runs,thread\r\n/);
+    await fig.screenshot({ path: join(ARTIFACTS, 'ch7-paths-desktop.png') });
     noProblems(problems);
   } finally {
     await close();
@@ -166,6 +214,7 @@ test('language switch: chapter 7 in Chinese; phone width screenshots, no sideway
     await page.waitForFunction(() => /注意力的代价/.test(document.getElementById('ch7-title')?.textContent ?? ''));
     assert.match(await page.textContent('[data-testid="section-c7-linear"]'), /忽略查询/);
     assert.match(await page.locator(TIME).locator('[data-testid="c7-run"]').textContent(), /运行/);
+    assert.match(await page.textContent('[data-testid="section-c7-paths"]'), /朴素、分块与广播注意力/);
     await page.locator(LIN).screenshot({ path: join(ARTIFACTS, 'ch7-linear-zh-phone.png') });
     noProblems(problems);
   } finally {

@@ -66,6 +66,14 @@ describe('handler', () => {
       assert.equal(r.value.times.length, 4);
       for (const t of [r.value.warm, ...r.value.times]) assert.ok(Number.isFinite(t) && t >= 0);
     }
+    // bytes: what one call handed back, counted from the result's typed arrays.
+    const [f, a] = [qk.forward(base()), (await qk.tiled()).attention(base())];
+    const sum = (o) => (ArrayBuffer.isView(o) ? o.byteLength : o && typeof o === 'object' ? Object.values(o).reduce((n, v) => n + sum(v), 0) : 0);
+    for (const [method, res] of [['forward', f], ['attention', a]]) {
+      const r = await handle({ id: ++id, kind: 'time', method, args: [base()], reps: 1, slowMs: 1e9 }, qk, now);
+      assert.equal(r.value.bytes, sum(res), method);
+    }
+    assert.ok(sum(f) >= 4 * 4 * f.weights.rows * f.weights.cols, 'forward returns four (L_q, L_k) float32 copies');
     let clock = 0;
     const slow = await handle({ id: ++id, kind: 'time', method: 'forward', args: [base()], reps: 4, slowMs: 30 },
       qk, () => (clock += 20));

@@ -19,7 +19,7 @@ export interface TimingTask {
    * page never blocks: one warm-up, then `reps` runs (1 when the warm-up took over slowMs / 3).
    * When it rejects, the task is timed here with `run` instead.
    */
-  remote?: (reps: number, slowMs: number) => Promise<{ warm: number; times: number[] }>;
+  remote?: (reps: number, slowMs: number) => Promise<{ warm: number; times: number[]; bytes?: number }>;
 }
 
 export interface Timing {
@@ -30,6 +30,8 @@ export interface Timing {
   runs: number;
   /** Where it was timed: in a Web Worker (the task's `remote`) or on the page's thread. */
   thread: 'worker' | 'page';
+  /** Bytes of the arrays one call returned, when the worker reported them. */
+  bytes?: number;
 }
 
 /** Stop measuring a series once one run takes longer than this (phones survive). */
@@ -73,7 +75,8 @@ export async function measure(
         times.push(now() - t0);
       }
     }
-    const res: Timing = { series: task.series, x: task.x, ms: median(times), runs: times.length, thread: remote ? 'worker' : 'page' };
+    const res: Timing = { series: task.series, x: task.x, ms: median(times), runs: times.length, thread: remote ? 'worker' : 'page',
+      ...(remote?.bytes !== undefined ? { bytes: remote.bytes } : {}) };
     if (Math.max(warm, ...times) > SLOW_MS) tooSlow.add(task.series);
     out.push(res);
     onResult(res, done, tasks.length);

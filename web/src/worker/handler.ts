@@ -30,8 +30,8 @@ async function run(req: WorkerRequest, qk: QkScope, now: () => number): Promise<
   if (!Number.isInteger(req.reps) || req.reps < 1) throw new RangeError(`worker: reps must be an integer >= 1, got ${req.reps}`);
   const fn = await timedFn(qk, req.method);
   let t0 = now();
-  fn(...req.args);  // warm-up: a bad input throws here, before any timing
-  const out: WorkerTiming = { warm: now() - t0, times: [] };
+  const first = fn(...req.args);  // warm-up: a bad input throws here, before any timing
+  const out: WorkerTiming = { warm: now() - t0, times: [], bytes: resultBytes(first) };
   const n = out.warm > req.slowMs / 3 ? 1 : req.reps;
   for (let r = 0; r < n; r++) {
     t0 = now();
@@ -49,6 +49,13 @@ export async function handle(req: WorkerRequest, qk: QkScope, now: () => number)
     const err = e instanceof Error ? e : new Error(String(e));
     return { id: req.id, ok: false, error: { name: err.name, message: err.message } };
   }
+}
+
+/** Total byteLength of the typed arrays inside a result (what one call handed back). */
+export function resultBytes(value: unknown): number {
+  if (ArrayBuffer.isView(value)) return value.byteLength;
+  if (value && typeof value === 'object') return Object.values(value).reduce((n: number, v) => n + resultBytes(v), 0);
+  return 0;
 }
 
 /** The ArrayBuffers inside a result, to transfer instead of copy. */

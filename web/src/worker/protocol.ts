@@ -18,6 +18,8 @@ export type WorkerRequest =
 export interface WorkerTiming {
   warm: number;
   times: number[];
+  /** Bytes of the typed arrays one call returned (e.g. four (L_q, L_k) copies for `forward`). */
+  bytes: number;
 }
 
 export type WorkerResponse =

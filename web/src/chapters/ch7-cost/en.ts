@@ -34,6 +34,13 @@ Memory is a separate question. An implementation that *stores* the scores and th
 The memory chart needs no timing: it is computed from the shapes. It is an estimate of the big buffers only, for one head and one sequence; multiply by heads × batch for a real layer.`,
     },
     {
+      id: 'c7-paths',
+      title: 'Same attention, three code paths: naive, tiled, broadcast',
+      body: r`Figure 7.1 timed the teaching path: forward() hands back every intermediate, so it writes four $L \times L$ matrices per call. The same output can be computed without them. qkscope's **tiled** path (attention(), a second WebAssembly module built with SIMD) walks the keys in blocks and keeps a running maximum and a running sum per query row, the online softmax of FlashAttention (Dao et al. 2022, Algorithm 1); it returns only the output and one logsumexp per row. Its memory is $O(L d)$: the inputs, the output and one tile, never an $L \times L$ matrix. The third path is the textbook broadcast additive attention in plain JavaScript, which materialises two $L \times L \times d_h$ tensors.
+
+Figure 7.2 times the three paths for scaled dot and additive scoring at $d = 64$, up to $L = 4096$, in this page's Web Worker so the page stays responsive, and counts the bytes each call hands back. The naive path stops at $L = 2048$ (at 4096 its four $L \times L$ copies alone would be 256 MB) and the broadcast one, which runs on the page's own thread like any page script, at $L = 256$ (at 512 one call would freeze the page for about a quarter of a second). The tiled path is not free: it does the same $O(L^2 d)$ arithmetic, so its time still grows like $L^2$. What it removes is the memory traffic of the big matrices, and with it the $L^2$ memory.`,
+    },
+    {
       id: 'c7-additive',
       title: '“Additive is 3 to 5 times slower”: which additive?',
       body: r`A figure often repeated is that additive attention is "3 to 5 times slower than scaled dot product at $L = 512$, $d = 512$". Measured with the common PyTorch implementation on one CPU thread, it is closer to **300 times** slower. The reason is the way that implementation is written: it broadcasts the projected queries against the projected keys,
@@ -42,7 +49,7 @@ $$E_{ijc} = (W_q q_i)_c + (W_k k_j)_c + b_c, \qquad T = \tanh(E), \qquad S_{ij} 
 
 which materialises two $L_q \times L_k \times d_h$ tensors: at $L = 512$ and $d_h = 512$ that is 134 million elements each, written to memory and read back.
 
-The inherent cost is smaller: $L_q L_k d_h$ evaluations of $\tanh$ plus as many multiply–adds, and none of it needs to be stored. qkscope has two additive scorers that avoid the big tensor, in two degrees. The one in this page's WebAssembly core works **one query row at a time**: for query $i$ it forms an $L_k \times d_h$ slab $\tanh(W_q q_i + W_k k_j + b)$ over all keys $j$, multiplies it by $v$ to get row $i$ of $S$, and reuses the slab for the next row, so it holds $L_k d_h$ numbers instead of $L_q L_k d_h$. The native build's **fused** tiled kernel goes further: it keeps the length-$d_h$ loop of each query–key pair in registers and stores no slab at all. Figure 7.2 implements the textbook broadcast version in plain JavaScript next to the row-by-row scorer from the core, checks that both give the same scores, and times both against scaled dot. Neither number is "the" cost of additive attention; the fair comparison is an implementation that never stores the $L_q \times L_k \times d_h$ tensor against scaled dot done as well.`,
+The inherent cost is smaller: $L_q L_k d_h$ evaluations of $\tanh$ plus as many multiply–adds, and none of it needs to be stored. qkscope has two additive scorers that avoid the big tensor, in two degrees. The one in this page's WebAssembly core works **one query row at a time**: for query $i$ it forms an $L_k \times d_h$ slab $\tanh(W_q q_i + W_k k_j + b)$ over all keys $j$, multiplies it by $v$ to get row $i$ of $S$, and reuses the slab for the next row, so it holds $L_k d_h$ numbers instead of $L_q L_k d_h$. The native build's **fused** tiled kernel goes further: it keeps the length-$d_h$ loop of each query–key pair in registers and stores no slab at all. Figure 7.3 implements the textbook broadcast version in plain JavaScript next to the row-by-row scorer from the core, checks that both give the same scores, and times both against scaled dot. Neither number is "the" cost of additive attention; the fair comparison is an implementation that never stores the $L_q \times L_k \times d_h$ tensor against scaled dot done as well.`,
     },
     {
       id: 'c7-linear',
@@ -55,7 +62,7 @@ The first term depends on the row only. Softmax over a row does not change when 
 
 $$\frac{e^{a_i + b_j}}{\sum_{j'} e^{a_i + b_{j'}}} = \frac{e^{b_j}}{\sum_{j'} e^{b_{j'}}}.$$
 
-Every query gets the **same** weights: the ranking of the keys is fixed before any query is seen. Figure 7.3 lets you draw new queries: the linear-concat heatmap does not move, while scaled dot product reacts to each new query. Additive attention escapes this only because $\tanh$ sits between the sum and $v$, so the query and key terms no longer separate.`,
+Every query gets the **same** weights: the ranking of the keys is fixed before any query is seen. Figure 7.4 lets you draw new queries: the linear-concat heatmap does not move, while scaled dot product reacts to each new query. Additive attention escapes this only because $\tanh$ sits between the sum and $v$, so the query and key terms no longer separate.`,
     },
   ],
   fig1: {
@@ -83,8 +90,26 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     summary: 'At L = {L}: scaled dot {dot} ms, additive {add} ms, {ratio}× scaled dot.',
     memNote: 'At L = 4096 one head stores {s} for S and P, against {t} for Q, K, V and O.',
   },
+  paths: {
+    title: 'Figure 7.2. Naive, tiled and broadcast attention against L, time and memory',
+    caption: r`Solid lines: the naive path (forward(), every intermediate); dashed: the tiled path (attention(), online softmax); same colour, same scoring function. Both times grow like $L^2$, but the naive path's returned memory grows like $L^2$ (four $L \times L$ float32 matrices) while the tiled path's grows like $L$: the output $L \times d$ and one logsumexp per row. Memory here is the bytes each call hands back (for the broadcast version, the two tensors it allocates), counted in this page, not an estimate.`,
+    maxLHint: 'L = 4096 takes a few seconds per point on a laptop.',
+    caps: 'd = 64, one head; additive with dₕ = {dh}. Naive stops at L = {naive}, broadcast at L = {broadcast} (their L² and L²·dₕ buffers); tiled goes to 4096.',
+    timeTitle: 'Time (median)',
+    timeLabel: 'Time in milliseconds against L, log–log, naive, tiled and broadcast paths',
+    memTitle: 'Memory handed back per call',
+    memLabel: 'Bytes returned per call in megabytes against L, log–log',
+    axisMb: 'MB',
+    naiveDot: 'scaled dot, naive (forward)',
+    tiledDot: 'scaled dot, tiled (attention)',
+    naiveAdd: 'additive, naive (forward)',
+    tiledAdd: 'additive, tiled (attention)',
+    broadcast: 'additive, broadcast (JS)',
+    summary: 'At L = {L}, scaled dot: naive {naive} ms and {nb} handed back; tiled {tiled} ms and {tb}.',
+    memNote: 'Tiled at L = {L}: {b} per call, {per} bytes per entry of the L × d output (d = {d}): O(L d), no L × L matrix.',
+  },
   fig2: {
-    title: 'Figure 7.2. Additive attention, broadcast vs row by row, against scaled dot',
+    title: 'Figure 7.3. Additive attention, broadcast vs row by row, against scaled dot',
     caption: r`The broadcast version computes the same scores (the difference shown is float32 rounding) but writes and reads two $L^2 d_h$ tensors, so its time grows with memory traffic and its memory with $L^2 d_h$. The core's row-by-row additive scorer does the same arithmetic and holds only one $L \times d_h$ slab at a time. Compare both ratios with the claimed 3–5×: the ratio depends on the implementation far more than on the formula. In PyTorch on one CPU thread at $L = d_h = 512$, the broadcast version measures about 300× scaled dot.`,
     run: 'Run',
     maxL: 'Largest L',
@@ -101,7 +126,7 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     summary: 'At L = {L}: broadcast {b}× and row by row {f}× scaled dot. Claimed: 3–5×.',
   },
   fig3: {
-    title: 'Figure 7.3. Linear concat ignores the query',
+    title: 'Figure 7.4. Linear concat ignores the query',
     caption: r`Draw new queries: the queries heatmap changes, the scaled-dot weights change, and the linear-concat weights stay exactly where they were, identical in every row. That is the cancellation $a_i + b_j \to b_j$ at work: the score's query term is constant along a row, and softmax removes constants.`,
     newQueries: 'Draw new queries',
     querySet: 'Query set',

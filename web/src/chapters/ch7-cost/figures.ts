@@ -2,9 +2,10 @@
  * Chapter 7's figures:
  * - 7.1: forward() time against L for every scoring function (Run button, median of warm
  *   runs, timed in the page's Web Worker: web/src/worker/) and a memory estimate from shapes.
- * - 7.2: the broadcast additive attention (JS, materialises (L, L, d_h)) against qkscope's
+ * - 7.2 (paths.ts): naive vs tiled vs broadcast, time and returned memory up to L = 4096.
+ * - 7.3: the broadcast additive attention (JS, materialises (L, L, d_h)) against qkscope's
  *   row-by-row additive (core) and scaled dot; same scores checked, slowdown ratios.
- * - 7.3: linear concat's weights do not depend on the query (a_i + b_j cancels in softmax).
+ * - 7.4: linear concat's weights do not depend on the query (a_i + b_j cancels in softmax).
  */
 import type { ForwardResult, Matrix, ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
@@ -161,7 +162,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   return fig.el;
 }
 
-/** Figure 7.2: broadcast additive (JS) vs row-by-row additive (core) vs scaled dot (core). */
+/** Figure 7.3: broadcast additive (JS) vs row-by-row additive (core) vs scaled dot (core). */
 export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const t = ctx.t.fig2;
   const t1 = ctx.t.fig1;
@@ -277,7 +278,7 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   return fig.el;
 }
 
-/** Figure 7.3: linear concat's weights are the same for every query. */
+/** Figure 7.4: linear concat's weights are the same for every query. */
 export function linearConcatFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   const t = ctx.t.fig3;
   const c = ctx.cat.common;

@@ -121,6 +121,7 @@ export function makeSpec() {
   return {
     maxL: choice(['128', '256', '512', '1024'] as const, '512'),
     d: choice(['16', '32', '64'] as const, '64'),
+    pathL: choice(['512', '1024', '2048', '4096'] as const, '1024'),
     addL: choice(['64', '128', '256'] as const, '128'),
     dh: choice(['16', '32', '64'] as const, '32'),
     qset: int(0, 0, 999),
