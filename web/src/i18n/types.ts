@@ -16,6 +16,14 @@ export interface UiStrings {
   docTitle: string;
   langSwitch: string;
   tocTitle: string;
+  /** aria-label of the previous/next links at the end of a chapter. */
+  chapterNav: string;
+  prevChapter: string;
+  nextChapter: string;
+  /** Table-of-contents entry of a chapter that could not be loaded. */
+  chapterMissing: string;
+  /** aria-label of a display formula too wide for the screen (it scrolls sideways). */
+  formulaScroll: string;
   skipLink: string;
   loading: string;
   loadFailed: string;

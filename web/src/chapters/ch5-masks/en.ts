@@ -142,7 +142,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figT5: {
     title: 'Figure 5.3. T5 buckets of relative positions',
-    caption: r`near the diagonal each offset has its own bucket; farther away one bucket covers a growing range, and everything beyond the maximum distance shares the last one. Switch to bottom-right: the buckets follow the diagonal, so the last query's own position is bucket 0 at the last key. In causal mode keys after the query share bucket 0 (a causal mask hides them anyway).`,
+    caption: r`Near the diagonal each offset has its own bucket; farther away one bucket covers a growing range, and everything beyond the maximum distance shares the last one. Switch to bottom-right: the buckets follow the diagonal, so the last query's own position is bucket 0 at the last key. In causal mode keys after the query share bucket 0 (a causal mask hides them anyway).`,
     chart: 'Bucket of each (query, key) pair (from the core)',
     legend: 'bucket',
     buckets: 'Buckets',

@@ -1,0 +1,39 @@
+/**
+ * Chapter pages by hash routing (no DOM): each chapter is its own page at "#chN", within one
+ * app, so every link works the same under `vite`, `vite preview` and any static host (the
+ * server never sees the hash). The anchors of the single-page edition keep working: a section
+ * id ("#c3-saturation", "#worked") opens its chapter's page at that section, and any other id
+ * with a chapter prefix ("c5-…") opens that chapter.
+ */
+
+/** What the router needs of a chapter: its anchor id ("ch3") and its section ids. */
+export interface RouteTable {
+  id: string;
+  sections: readonly string[];
+}
+
+export interface Route {
+  /** Index of the chapter in the registry. */
+  chapter: number;
+  /** Element to scroll to on the chapter's page, or null for its top. */
+  target: string | null;
+}
+
+/** The chapter page (and place on it) that the address's hash names; chapter 1 when it names none. */
+export function routeOf(hash: string, table: readonly RouteTable[]): Route {
+  let id = hash.replace(/^#/, '');
+  try {
+    id = decodeURIComponent(id);
+  } catch {
+    // a malformed escape: use the text as it is
+  }
+  if (!id) return { chapter: 0, target: null };
+  const byId = table.findIndex((c) => c.id === id);
+  if (byId >= 0) return { chapter: byId, target: null };
+  const bySection = table.findIndex((c) => c.sections.includes(id));
+  if (bySection >= 0) return { chapter: bySection, target: id };
+  // Figure and other ids carry their chapter's prefix (c5-…); chapter 1's have none.
+  const n = /^c(\d+)-/.exec(id)?.[1];
+  const byPrefix = n ? table.findIndex((c) => c.id === `ch${n}`) : -1;
+  return { chapter: Math.max(0, byPrefix), target: id };
+}
