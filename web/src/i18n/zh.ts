@@ -2,6 +2,7 @@
  * 简体中文页面 catalog：页眉、页脚与各章图表共用的文字。各章正文见 chapters/chN-<slug>/zh.ts。
  * Terms follow the glossary of docs/facts.md §11.
  */
+import { SCORE_LABELS_ZH } from './labels-zh';
 import type { Catalog } from './types';
 
 export const zh: Catalog = {
@@ -69,13 +70,5 @@ export const zh: Catalog = {
       unknownLabel: '第 {line} 行：无法识别的标签 “{text}”（请使用 Q、K 或 V）。',
     },
   },
-  scoreLabels: {
-    dot: '点积',
-    scaled_dot: '缩放点积',
-    cosine: '余弦相似度',
-    bilinear: '双线性（general）',
-    additive: '加性（Bahdanau）',
-    linear_concat: '线性拼接（无激活函数）',
-    neg_sq_euclidean: '负欧氏距离平方',
-  },
+  scoreLabels: SCORE_LABELS_ZH,
 };
