@@ -85,15 +85,19 @@ function plainText(title: string): string {
     .replace(/[{}]/g, ''));
 }
 
-/** Display formulas wider than their box scroll sideways: those become keyboard-scrollable regions. */
-function markScrollingFormulas(root: HTMLElement, cat: Catalog): void {
-  root.querySelectorAll<HTMLElement>('.math-display').forEach((m) => {
+/**
+ * Display formulas and tables wider than their box scroll sideways (on a phone): those boxes
+ * become named, keyboard-focusable groups, so they can be scrolled without a pointer.
+ */
+function markScrollers(root: HTMLElement, cat: Catalog): void {
+  root.querySelectorAll<HTMLElement>('.math-display, .table-scroll').forEach((m) => {
     const scrolls = m.scrollWidth > m.clientWidth + 1;
     if (scrolls === m.hasAttribute('tabindex')) return;
     if (scrolls) {
       m.tabIndex = 0;
-      m.setAttribute('role', 'region');
-      m.setAttribute('aria-label', cat.ui.formulaScroll);
+      // A named group (not a region: a page of them would be landmarks with one name).
+      m.setAttribute('role', 'group');
+      m.setAttribute('aria-label', m.classList.contains('table-scroll') ? cat.ui.tableScroll : cat.ui.formulaScroll);
     } else {
       m.removeAttribute('tabindex');
       m.removeAttribute('role');
@@ -202,9 +206,21 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
     cleanup.push(contentsDisclosure(head.querySelector<HTMLButtonElement>('.toc-toggle')!, nav));
     const tracker = followReader(nav, [...view.el.querySelectorAll(':scope > section')]);
     cleanup.push(() => tracker.disconnect());
-    markScrollingFormulas(main, cat);
-    // KaTeX's fonts arrive after the first layout and widen the formulas: look again then.
-    requestAnimationFrame(() => void document.fonts?.ready.then(() => main.isConnected && markScrollingFormulas(main, cat)));
+    // Again whenever figures draw (lazily, or on a change) and once KaTeX's fonts have arrived.
+    let queued = false;
+    const mark = () => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        if (main.isConnected) markScrollers(main, cat);
+      });
+    };
+    mark();
+    const mo = new MutationObserver(mark);
+    mo.observe(main, { childList: true, subtree: true });
+    cleanup.push(() => mo.disconnect());
+    void document.fonts?.ready.then(mark);
   };
 
   /**
@@ -256,6 +272,6 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
   let resizeTimer = 0;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
-    resizeTimer = window.setTimeout(() => markScrollingFormulas(root, catalog(lang)), 200);
+    resizeTimer = window.setTimeout(() => markScrollers(root, catalog(lang)), 200);
   });
 }

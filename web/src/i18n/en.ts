@@ -19,6 +19,7 @@ export const en: Catalog = {
     nextChapter: 'Next',
     chapterMissing: 'Chapter {n} (could not be loaded)',
     formulaScroll: 'Formula (scrolls sideways)',
+    tableScroll: 'Table (scrolls sideways)',
     skipLink: 'Skip to the article',
     loading: 'Loading the attention core (WebAssembly)…',
     loadFailed: 'The attention core could not be loaded: {message}',

@@ -22,8 +22,9 @@ export interface UiStrings {
   nextChapter: string;
   /** Table-of-contents entry of a chapter that could not be loaded. */
   chapterMissing: string;
-  /** aria-label of a display formula too wide for the screen (it scrolls sideways). */
+  /** aria-labels of a display formula and of a table too wide for the screen (they scroll sideways). */
   formulaScroll: string;
+  tableScroll: string;
   skipLink: string;
   loading: string;
   loadFailed: string;

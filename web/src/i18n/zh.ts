@@ -20,6 +20,7 @@ export const zh: Catalog = {
     nextChapter: '下一章',
     chapterMissing: '第 {n} 章（无法加载）',
     formulaScroll: '公式（可左右滚动）',
+    tableScroll: '表格（可左右滚动）',
     skipLink: '跳到正文',
     loading: '正在加载注意力计算核心（WebAssembly）…',
     loadFailed: '无法加载注意力计算核心：{message}',
