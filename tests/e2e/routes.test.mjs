@@ -85,7 +85,7 @@ test('back returns to the previous chapter at the place left; the place survives
 });
 
 test('anchors of the single-page edition open their chapter at their section', async () => {
-  for (const [hash, chapter] of [['#c3-saturation', 'ch3'], ['#worked', 'ch1'], ['#c5-alibi', 'ch5'], ['#c8-sparse', 'ch8'], ['#ch6', 'ch6']]) {
+  for (const [hash, chapter] of [['#c3-saturation', 'ch3'], ['#worked', 'ch1'], ['#c5-alibi', 'ch5'], ['#c8-sparse', 'ch8'], ['#figure-c6-gumbel', 'ch6'], ['#ch6', 'ch6']]) {
     const { page, problems, close } = await env.open(`?lang=zh${hash}`);
     try {
       assert.deepEqual(await shown(page), [chapter], `${hash} opens ${chapter}`);
@@ -95,7 +95,7 @@ test('anchors of the single-page edition open their chapter at their section', a
       const header = await page.evaluate(() => document.querySelector('.site-header').getBoundingClientRect().bottom);
       assert.ok(top >= header - 1 && top < header + 40, `${hash}: the section starts just below the sticky header (top ${top}, header ${header})`);
       // The contents link to the section, on this page.
-      assert.equal(await page.locator(`[data-testid="toc"] a[href="${hash}"]`).count(), 1);
+      if (!hash.startsWith('#figure')) assert.equal(await page.locator(`[data-testid="toc"] a[href="${hash}"]`).count(), 1);
       noProblems(problems);
     } finally {
       await close();

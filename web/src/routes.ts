@@ -3,7 +3,7 @@
  * app, so every link works the same under `vite`, `vite preview` and any static host (the
  * server never sees the hash). The anchors of the single-page edition keep working: a section
  * id ("#c3-saturation", "#worked") opens its chapter's page at that section, and any other id
- * with a chapter prefix ("c5-…") opens that chapter.
+ * with a chapter prefix ("c5-…", "figure-c5-…") opens that chapter there.
  */
 
 /** What the router needs of a chapter: its anchor id ("ch3") and its section ids. */
@@ -32,8 +32,8 @@ export function routeOf(hash: string, table: readonly RouteTable[]): Route {
   if (byId >= 0) return { chapter: byId, target: null };
   const bySection = table.findIndex((c) => c.sections.includes(id));
   if (bySection >= 0) return { chapter: bySection, target: id };
-  // Figure and other ids carry their chapter's prefix (c5-…); chapter 1's have none.
-  const n = /^c(\d+)-/.exec(id)?.[1];
+  // Other ids carry their chapter's prefix ("c5-…", "figure-c5-…"); chapter 1's have none.
+  const n = /(?:^|-)c(\d+)-/.exec(id)?.[1];
   const byPrefix = n ? table.findIndex((c) => c.id === `ch${n}`) : -1;
   return { chapter: Math.max(0, byPrefix), target: id };
 }
