@@ -153,6 +153,13 @@ test('phone: the contents are one button away at any scroll position, as a keybo
     await page.keyboard.press('Space');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => !!document.activeElement?.closest('[data-testid="toc"]')), true, 'Tab goes from the button into the contents');
+    // Tabbing past the last entry closes the panel (focus never goes under it).
+    const entries = await toc.locator('a').count();
+    for (let k = 1; k < entries; k++) await page.keyboard.press('Tab');
+    assert.equal(await toc.isVisible(), true, 'open while focus is on its entries');
+    await page.keyboard.press('Tab');
+    assert.equal(await toc.isVisible(), false, 'closed once focus leaves it');
+    await toggle.click();
     await toc.locator('a[href="#ch7"]').click();
     await waitChapter(page, 'ch7');
     assert.equal(await toc.isVisible(), false, 'following a link closes the menu');

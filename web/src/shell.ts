@@ -76,7 +76,7 @@ export function tocNav(cat: Catalog, chapters: TocChapter[], current: string): H
 /**
  * Makes the contents button a disclosure for the table of contents: it opens and closes the
  * panel (aria-expanded), Escape closes it and returns focus to the button, and following a
- * link or clicking outside closes it. Returns a function that removes the document listeners.
+ * link, clicking outside or moving focus past it closes it. Returns a function that removes the document listeners.
  */
 export function contentsDisclosure(toggle: HTMLButtonElement, nav: HTMLElement): () => void {
   const set = (open: boolean) => {
@@ -96,11 +96,18 @@ export function contentsDisclosure(toggle: HTMLButtonElement, nav: HTMLElement):
     const t = e.target as Node;
     if (toggle.getAttribute('aria-expanded') === 'true' && !nav.contains(t) && !toggle.contains(t)) set(false);
   };
+  // Tabbing past the last entry would put focus under the panel: it closes instead.
+  const onFocus = (e: FocusEvent) => {
+    const t = e.target as Element;
+    if (toggle.getAttribute('aria-expanded') === 'true' && !nav.contains(t) && !t.closest?.('.site-header')) set(false);
+  };
   document.addEventListener('keydown', onKey);
   document.addEventListener('pointerdown', onPointer);
+  document.addEventListener('focusin', onFocus);
   return () => {
     document.removeEventListener('keydown', onKey);
     document.removeEventListener('pointerdown', onPointer);
+    document.removeEventListener('focusin', onFocus);
   };
 }
 
