@@ -119,7 +119,7 @@ function savedPlace(): SavedPlace | null {
 
 function savePlace(root: HTMLElement): void {
   const saved: SavedPlace = { scrollY: Math.round(window.scrollY), place: readerPlace(root) };
-  history.replaceState({ ...(history.state as object | null), ...saved }, '');
+  history.replaceState({ ...(history.state as object | null), ...saved }, '', location.href);
 }
 
 /** Renders the current chapter's page into `root`; follows the hash and the language switch. */
