@@ -103,6 +103,18 @@ test('anchors of the single-page edition open their chapter at their section', a
   }
 });
 
+test('a single-page link with one chapter\'s state and no anchor opens that chapter; mixed state opens chapter 1', async () => {
+  for (const [query, chapter] of [['?c5.lq=2&c5.lk=4', 'ch5'], ['?lang=zh&c8.maxL=256', 'ch8'], ['?c2.alpha=0.5&c3.lk=8', 'ch1'], ['?score=additive', 'ch1']]) {
+    const { page, problems, close } = await env.open(query);
+    try {
+      assert.deepEqual(await shown(page), [chapter], `${query} opens ${chapter}`);
+      noProblems(problems);
+    } finally {
+      await close();
+    }
+  }
+});
+
 test('the language switch keeps the chapter, the block being read and the figures\' state', async () => {
   const { page, problems, close } = await env.open('?c5.lq=2&c5.lk=4#ch5');
   try {

@@ -15,7 +15,7 @@ import type { ArticleView, Chapter, ChapterContext } from './chapters/types';
 import { Store } from './chapters/shared/store';
 import { inline, rich } from './chapters/shared/rich';
 import { h } from './chapters/shared/dom';
-import { setParam } from './chapters/shared/url';
+import { readQuery, setParam } from './chapters/shared/url';
 import { type Route, type RouteTable, routeOf } from './routes';
 import { type TocChapter, chapterNav, contentsDisclosure, followReader, siteHeader, tocNav } from './shell';
 import './app.css';
@@ -62,8 +62,8 @@ function failure(cat: Catalog, message: string): HTMLElement {
 /** The ids the router knows, per registry entry (a chapter that failed to load keeps its place as "chN"). */
 function routeTable(chapters: LoadedChapter[]): RouteTable[] {
   return chapters.map((c, i) => (c.ok
-    ? { id: c.chapter.text.en.id, sections: c.chapter.text.en.sections.map((s: { id: string }) => s.id) }
-    : { id: `ch${i + 1}`, sections: [] }));
+    ? { id: c.chapter.text.en.id, sections: c.chapter.text.en.sections.map((s: { id: string }) => s.id), ns: c.chapter.ns }
+    : { id: `ch${i + 1}`, sections: [], ns: '' }));
 }
 
 function tocEntries(cat: Catalog, lang: Lang, chapters: LoadedChapter[]): TocChapter[] {
@@ -126,7 +126,7 @@ function savePlace(root: HTMLElement): void {
 export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter[], initialLang: Lang): void {
   let lang = initialLang;
   const table = routeTable(chapters);
-  let route: Route = routeOf(location.hash, table);
+  let route: Route = routeOf(location.hash, table, readQuery());
   let cleanup: (() => void)[] = [];
   if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
 
@@ -246,7 +246,7 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
   position(false);
 
   window.addEventListener('hashchange', () => {
-    const next = routeOf(location.hash, table);
+    const next = routeOf(location.hash, table, readQuery());
     const fresh = next.chapter !== route.chapter;
     route = next;
     if (fresh) {

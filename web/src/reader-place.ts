@@ -63,18 +63,30 @@ export function restorePlace(place: Place | null): void {
 
 /**
  * Restores `place` now and again whenever `watch` changes size during the next `ms`
- * milliseconds: figures drawn after the re-render (lazily, near the viewport) change the
- * height of what is above the place. Stops early when the reader scrolls by hand.
+ * milliseconds: figures drawn after the re-render (lazily, near the viewport, some after a
+ * computation) change the height of what is above the place. Stops early when the reader
+ * scrolls (by wheel, touch, keys or the scrollbar: any scroll that is not ours).
  */
-export function keepPlace(place: Place | null, watch: Element, ms = 1500): void {
+export function keepPlace(place: Place | null, watch: Element, ms = 4000): void {
   if (!place) return;
-  restorePlace(place);
-  const ro = new ResizeObserver(() => restorePlace(place));
+  let ours = window.scrollY;
+  const restore = () => {
+    restorePlace(place);
+    ours = window.scrollY;
+  };
+  restore();
+  const ro = new ResizeObserver(restore);
+  const onScroll = () => {
+    if (Math.abs(window.scrollY - ours) > 1) stop();
+  };
+  const inputs = ['wheel', 'touchstart', 'keydown'] as const;
   const stop = () => {
     ro.disconnect();
-    for (const ev of ['wheel', 'touchstart', 'keydown'] as const) window.removeEventListener(ev, stop);
+    window.removeEventListener('scroll', onScroll);
+    for (const ev of inputs) window.removeEventListener(ev, stop);
   };
   ro.observe(watch);
-  for (const ev of ['wheel', 'touchstart', 'keydown'] as const) window.addEventListener(ev, stop, { passive: true, once: true });
+  window.addEventListener('scroll', onScroll, { passive: true });
+  for (const ev of inputs) window.addEventListener(ev, stop, { passive: true, once: true });
   setTimeout(stop, ms);
 }

@@ -6,10 +6,11 @@
  * with a chapter prefix ("c5-…", "figure-c5-…") opens that chapter there.
  */
 
-/** What the router needs of a chapter: its anchor id ("ch3") and its section ids. */
+/** What the router needs of a chapter: its anchor id ("ch3"), its section ids and its URL namespace ("c3"). */
 export interface RouteTable {
   id: string;
   sections: readonly string[];
+  ns: string;
 }
 
 export interface Route {
@@ -19,15 +20,23 @@ export interface Route {
   target: string | null;
 }
 
-/** The chapter page (and place on it) that the address's hash names; chapter 1 when it names none. */
-export function routeOf(hash: string, table: readonly RouteTable[]): Route {
+/**
+ * The chapter page (and place on it) that the address's hash names. Without a hash: the one
+ * chapter whose state the query holds (a link to a figure's state from the single-page
+ * edition, "?c5.lq=2"), else chapter 1.
+ */
+export function routeOf(hash: string, table: readonly RouteTable[], query: URLSearchParams = new URLSearchParams()): Route {
   let id = hash.replace(/^#/, '');
   try {
     id = decodeURIComponent(id);
   } catch {
     // a malformed escape: use the text as it is
   }
-  if (!id) return { chapter: 0, target: null };
+  if (!id) {
+    const spaces = new Set([...query.keys()].filter((k) => k.includes('.')).map((k) => k.slice(0, k.indexOf('.'))));
+    const only = spaces.size === 1 ? table.findIndex((c) => c.ns !== '' && spaces.has(c.ns)) : -1;
+    return { chapter: Math.max(0, only), target: null };
+  }
   const byId = table.findIndex((c) => c.id === id);
   if (byId >= 0) return { chapter: byId, target: null };
   const bySection = table.findIndex((c) => c.sections.includes(id));
