@@ -1,11 +1,12 @@
 // tests/e2e/a11y.test.mjs — axe-core (the accessibility engine, run inside the page) reports
-// no violation on the tutorial, in English and Chinese, light and dark, once every lazily
-// drawn figure is on the page: names of form controls, names that match visible text,
+// no violation on any chapter page of the tutorial, in English and Chinese, light and dark,
+// at desktop width and (with the contents menu open) at 390 px, once every lazily drawn
+// figure is on the page: names of form controls, names that match visible text,
 // text contrast of at least 4.5:1 (heatmap numbers included), ARIA use, landmarks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { noProblems, usePage } from './chapter-helpers.mjs';
+import { PHONE, noProblems, usePage } from './chapter-helpers.mjs';
 
 const env = usePage();
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
@@ -23,7 +24,7 @@ async function axeViolations(page) {
   }
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.waitForTimeout(300);
-  await page.addScriptTag({ path: axePath });
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
   const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations);
   return violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary.split('\n').slice(1, 2).join(' ').trim()}`));
 }
@@ -52,15 +53,52 @@ async function heatmapContrast(page) {
   });
 }
 
+const chapterIds = (page) => page.$$eval('[data-testid="toc"] .toc-ch', (lis) => lis.map((li) => li.dataset.chapter));
+
+/** Opens each chapter's page in turn (same document, as a reader following links) and runs `check` on it. */
+async function eachChapter(page, query, check) {
+  const ids = await chapterIds(page);
+  assert.ok(ids.length >= 9, `chapters: ${ids}`);
+  for (const id of ids) {
+    await page.goto(`${env.server.url}${query}#${id}`);
+    await page.waitForFunction((id) => document.querySelector('article.chapter')?.id === id, id);
+    await check(id);
+  }
+}
+
 for (const [lang, scheme] of [['en', 'light'], ['zh', 'dark'], ['en', 'dark'], ['zh', 'light']]) {
-  test(`axe-core: no violations (${lang}, ${scheme})`, async () => {
-    const { page, problems, close } = await env.open(lang === 'zh' ? '?lang=zh' : '', { colorScheme: scheme });
+  test(`axe-core: no violations on any chapter page (${lang}, ${scheme})`, async () => {
+    const query = lang === 'zh' ? '?lang=zh' : '';
+    const { page, problems, close } = await env.open(query, { colorScheme: scheme });
     try {
-      const v = await axeViolations(page);
-      assert.deepEqual(v, [], `${v.length} violations:\n${v.slice(0, 40).join('\n')}`);
-      // axe does not measure text drawn in SVG: check every heatmap number against its cell.
-      const low = await heatmapContrast(page);
-      assert.deepEqual(low, [], `heatmap numbers below 4.5:1:\n${low.slice(0, 20).join('\n')}`);
+      const found = [];
+      await eachChapter(page, query, async (id) => {
+        found.push(...(await axeViolations(page)).map((v) => `${id}: ${v}`));
+        // axe does not measure text drawn in SVG: check every heatmap number against its cell.
+        found.push(...(await heatmapContrast(page)).map((v) => `${id}: heatmap number below 4.5:1: ${v}`));
+      });
+      assert.deepEqual(found, [], `${found.length} violations:\n${found.slice(0, 40).join('\n')}`);
+      noProblems(problems);
+    } finally {
+      await close();
+    }
+  });
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`axe-core: no violations on any chapter page at 390 px (formulas and tables that scroll sideways), and with the contents menu open (${lang})`, async () => {
+    const query = lang === 'zh' ? '?lang=zh' : '';
+    const { page, problems, close } = await env.open(query, { viewport: PHONE, colorScheme: lang === 'zh' ? 'dark' : 'light' });
+    try {
+      const found = [];
+      await eachChapter(page, query, async (id) => {
+        found.push(...(await axeViolations(page)).map((v) => `${id}: ${v}`));
+      });
+      await page.click('[data-testid="toc-toggle"]');
+      assert.equal(await page.isVisible('[data-testid="toc"]'), true);
+      found.push(...(await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+        .flatMap((v) => v.nodes.map((n) => `menu open: ${v.id}: ${n.target.join(' ')}`)))));
+      assert.deepEqual(found, [], `${found.length} violations:\n${found.slice(0, 40).join('\n')}`);
       noProblems(problems);
     } finally {
       await close();

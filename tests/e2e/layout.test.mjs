@@ -1,35 +1,40 @@
-// tests/e2e/layout.test.mjs — the multi-chapter page shell: every chapter of the registry in
-// order, a table of contents that lists every chapter and its sections and follows the
-// reader, namespaced URL state that chapters do not overwrite, and the shared figure frame
-// (export menu) and paste box on chapter 1's playground.
+// tests/e2e/layout.test.mjs — the page shell: one page per chapter, each with a table of
+// contents that lists every chapter of the registry in order and the current chapter's
+// sections (following the reader), namespaced URL state that chapter pages do not overwrite,
+// and the shared figure frame (export menu) and paste box on chapter 1's playground.
+// Routing itself (old anchors, previous/next, the phone menu): routes.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkExports, noProblems, usePage } from './chapter-helpers.mjs';
 
 const env = usePage();
 
-test('the table of contents lists every chapter and its sections, and follows the reader', async () => {
+test('every chapter page lists every chapter in the table of contents, and the current one\'s sections, which follow the reader', async () => {
   const { page, problems, close } = await env.open();
   try {
-    const chapters = await page.$$eval('article.chapter', (as) => as.map((a) => a.id));
-    assert.ok(chapters.length >= 3, `at least chapters 1-3: ${chapters}`);
+    const chapters = await page.$$eval('[data-testid="toc"] .toc-ch', (lis) => lis.map((li) => li.dataset.chapter));
+    assert.ok(chapters.length >= 9, `at least chapters 1-9: ${chapters}`);
     assert.deepEqual(chapters.slice(0, 3), ['ch1', 'ch2', 'ch3']);
-    const toc = await page.$$eval('[data-testid="toc"] .toc-ch', (lis) => lis.map((li) => ({ id: li.dataset.chapter, sections: [...li.querySelectorAll('.toc-sections a')].map((a) => a.getAttribute('href')) })));
-    assert.deepEqual(toc.map((c) => c.id), chapters);
-    for (const c of toc) {
-      const ids = await page.$$eval(`#${c.id} > section`, (ss) => ss.map((s) => `#${s.id}`));
-      assert.deepEqual(c.sections, ids, `TOC sections of ${c.id}`);
+    for (const id of chapters) {
+      await page.goto(`${env.server.url}#${id}`);
+      await page.waitForFunction((id) => document.querySelector('article.chapter')?.id === id, id);
+      assert.deepEqual(await page.$$eval('article.chapter', (as) => as.map((a) => a.id)), [id], 'one chapter per page');
+      assert.deepEqual(await page.$$eval('[data-testid="toc"] .toc-ch', (lis) => lis.map((li) => li.dataset.chapter)), chapters);
+      assert.equal(await page.getAttribute(`[data-testid="toc"] a[href="#${id}"]`, 'aria-current'), 'page');
+      const listed = await page.$$eval('[data-testid="toc"] .toc-sections a', (as) => as.map((a) => a.getAttribute('href')));
+      const sections = await page.$$eval(`#${id} > section`, (ss) => ss.map((s) => `#${s.id}`));
+      assert.deepEqual(listed, sections, `TOC sections of ${id}`);
+      const ids = await page.$$eval('[id]', (es) => es.map((e) => e.id));
+      const dupes = [...new Set(ids.filter((x, i) => ids.indexOf(x) !== i))];
+      assert.deepEqual(dupes, [], `ids are unique on the page of ${id}`);
     }
-    const ids = await page.$$eval('[id]', (es) => es.map((e) => e.id));
-    const dupes = [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))];
-    assert.deepEqual(dupes, [], 'ids are unique on the page');
-    assert.equal(await page.getAttribute('.toc-ch[data-chapter="ch1"]', 'class'), 'toc-ch is-current');
 
-    await page.locator('#c3-saturation').scrollIntoViewIfNeeded();
+    await page.goto(`${env.server.url}#ch3`);
+    await page.waitForFunction(() => document.querySelector('article.chapter')?.id === 'ch3');
     await page.evaluate(() => document.getElementById('c3-saturation').scrollIntoView({ block: 'start' }));
-    await page.waitForFunction(() => document.querySelector('.toc-ch[data-chapter="ch3"]')?.classList.contains('is-current'));
-    assert.equal(await page.getAttribute('[data-testid="toc"] a[href="#c3-saturation"]', 'aria-current'), 'true');
-    assert.equal(await page.isVisible('[data-testid="toc"] a[href="#worked"]'), false, 'other chapters collapse to their titles');
+    await page.waitForFunction(() => document.querySelector('[data-testid="toc"] a[href="#c3-saturation"]')?.getAttribute('aria-current') === 'true');
+    assert.equal(await page.locator('[data-testid="toc"] a[aria-current="true"]').count(), 1, 'one section is current');
+    assert.equal(await page.locator('[data-testid="toc"] a[href="#worked"]').count(), 0, 'other chapters are listed by their titles only');
     noProblems(problems);
   } finally {
     await close();
@@ -37,10 +42,14 @@ test('the table of contents lists every chapter and its sections, and follows th
 });
 
 test('chapters keep their own URL keys: changing one chapter does not drop another chapter\'s state', async () => {
-  const { page, problems, close } = await env.open('?score=additive&c2.alpha=0.5&c3.lk=8');
+  const { page, problems, close } = await env.open('?score=additive&c2.alpha=0.5&c3.lk=8#ch2');
   try {
     await page.locator('[data-testid="figure-c2-grid"] [data-testid="c2-dh"]').fill('9');
     await page.waitForFunction(() => /c2\.dh=9/.test(location.search));
+    // Another chapter's page, reached by its link: the query (every chapter's state) is kept.
+    await page.click('[data-testid="chapter-prev"]');
+    await page.waitForFunction(() => document.querySelector('article.chapter')?.id === 'ch1');
+    assert.equal(await page.inputValue('[data-testid="score-select"]'), 'additive');
     await page.selectOption('[data-testid="score-select"]', 'cosine');
     await page.waitForFunction(() => /[?&]score=cosine/.test(location.search));
     const url = new URL(page.url());

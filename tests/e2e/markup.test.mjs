@@ -2,7 +2,7 @@
 // literal ** (bold around math once failed), no TeX notation such as L_q, e^H or 2^(-8h/H)
 // in labels, legends, axis titles or tables (they are drawn with real subscripts and
 // superscripts), heatmap labels are not scaled down, and figure captions start with a capital after "What to notice.".
-// Scans the visible text of the whole page, outside KaTeX, code and form fields.
+// Scans the visible text of every chapter page, outside KaTeX, code and form fields.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { noProblems, usePage } from './chapter-helpers.mjs';
@@ -31,18 +31,25 @@ async function rawText(page) {
 
 for (const lang of ['en', 'zh']) {
   test(`${lang}: no literal ** or TeX notation in the visible text of any chapter`, async () => {
-    const { page, problems, close } = await env.open(lang === 'zh' ? '?lang=zh' : '');
+    const query = lang === 'zh' ? '?lang=zh' : '';
+    const { page, problems, close } = await env.open(query);
     try {
-      assert.deepEqual(await rawText(page), []);
-      // Heatmaps draw their cells to fit, so their labels keep their size (no 5-7 px text).
-      const small = await page.$$eval('.heatmap-svg', (svgs) => svgs
-        .map((s) => ({ id: s.closest('.heatmap').dataset.testid, k: s.getBoundingClientRect().width / Number(s.getAttribute('width')) }))
-        .filter((x) => Number.isFinite(x.k) && x.k < 0.95)
-        .map((x) => `${x.id}: labels at ${(12 * x.k).toFixed(1)} px`));
-      assert.deepEqual(small, []);
-      const captions = await page.$$eval('figcaption', (fs) => fs.map((f) => f.querySelector('strong')?.nextSibling?.textContent?.trim() ?? ''));
-      // English captions; Chinese has no capitals (and keeps “softmax” lowercase).
-      if (lang === 'en') for (const c of captions) assert.doesNotMatch(c, /^[a-z]/, `caption starts with a capital: ${c.slice(0, 40)}`);
+      const ids = await page.$$eval('[data-testid="toc"] .toc-ch', (lis) => lis.map((li) => li.dataset.chapter));
+      assert.ok(ids.length >= 9, `chapters: ${ids}`);
+      for (const id of ids) {
+        await page.goto(`${env.server.url}${query}#${id}`);
+        await page.waitForFunction((id) => document.querySelector('article.chapter')?.id === id, id);
+        assert.deepEqual(await rawText(page), [], `raw markup on ${id}`);
+        // Heatmaps draw their cells to fit, so their labels keep their size (no 5-7 px text).
+        const small = await page.$$eval('.heatmap-svg', (svgs) => svgs
+          .map((s) => ({ id: s.closest('.heatmap').dataset.testid, k: s.getBoundingClientRect().width / Number(s.getAttribute('width')) }))
+          .filter((x) => Number.isFinite(x.k) && x.k < 0.95)
+          .map((x) => `${x.id}: labels at ${(12 * x.k).toFixed(1)} px`));
+        assert.deepEqual(small, [], `small heatmap labels on ${id}`);
+        const captions = await page.$$eval('figcaption', (fs) => fs.map((f) => f.querySelector('strong')?.nextSibling?.textContent?.trim() ?? ''));
+        // English captions; Chinese has no capitals (and keeps “softmax” lowercase).
+        if (lang === 'en') for (const c of captions) assert.doesNotMatch(c, /^[a-z]/, `caption starts with a capital: ${c.slice(0, 40)}`);
+      }
       noProblems(problems);
     } finally {
       await close();

@@ -42,10 +42,14 @@ test('the tutorial offers every registered scoring function, in registry order',
   const { page, problems } = await open('');
   await page.waitForFunction(() => document.getElementById('app')?.dataset.ready === 'true', null, { timeout: 20000 });
   assert.deepEqual(await optionValues(page, '[data-testid="score-select"]'), scores, 'chapter 1: the score selector');
+  await page.goto(`${server.url}#ch2`);
+  await page.waitForFunction(() => document.querySelector('article.chapter')?.id === 'ch2');
   assert.deepEqual(await optionValues(page, '[data-testid="c2-a"]'), scores, 'chapter 2: function A');
   assert.deepEqual(await optionValues(page, '[data-testid="c2-b"]'), scores, 'chapter 2: function B');
   const panels = await page.$$eval('[data-testid^="c2-panel-"]', (ps) => ps.map((p) => p.dataset.testid.slice('c2-panel-'.length)));
   assert.deepEqual(panels, scores, 'chapter 2: one panel per function');
+  await page.goto(`${server.url}#ch1`);
+  await page.waitForFunction(() => document.querySelector('article.chapter')?.id === 'ch1');
   for (const name of scores) {
     await page.selectOption('[data-testid="score-select"]', name);
     await page.waitForFunction((n) => new URLSearchParams(location.search).get('score') === (n === 'scaled_dot' ? null : n), name);

@@ -1,6 +1,7 @@
 // tests/e2e/widget.test.mjs — the self-contained <qk-scope> script (dist/widget/qk-scope.js)
-// on a plain static page served WITHOUT Vite, by a tiny node:http server with a strict
-// Content-Security-Policy (no 'unsafe-inline' at all), in headless Chromium. Three widgets
+// on a plain static page served WITHOUT Vite, by a tiny node:http server with the minimal
+// Content-Security-Policy that web/widget.html documents (default-src 'none'; script-src
+// 'self' 'wasm-unsafe-eval'; style-src 'self'), in headless Chromium. Three widgets
 // (tests/e2e/fixtures/widget/index.html): the worked example, a step-by-step causal one in
 // Chinese, and one with a bad attribute. Needs `npm run build:widget` first.
 import { after, before, test } from 'node:test';
@@ -14,7 +15,8 @@ import { loadCore, repoRoot } from './server.mjs';
 
 const FIXTURE = join(repoRoot, 'tests/e2e/fixtures/widget');
 const SCRIPT = join(repoRoot, 'dist/widget/qk-scope.js');
-const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; object-src 'none'";
+/** The minimal policy of web/widget.html, exactly: anything the widget needed beyond it would be a violation here. */
+const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
 
 let server;
@@ -189,7 +191,9 @@ test('keyboard: Tab reaches the controls and the grid, arrow keys move between c
     return { host: host?.id, tag: inner?.tagName, control: inner?.dataset?.control, i: inner?.dataset?.i, j: inner?.dataset?.j };
   });
   assert.deepEqual(await focus(), { host: 'worked', tag: 'SELECT', control: 'score', i: undefined, j: undefined });
-  await page.keyboard.press('Tab'); // temperature
+  await page.keyboard.press('Tab'); // temperature slider
+  assert.equal((await focus()).control, 'temperature-slider');
+  await page.keyboard.press('Tab'); // temperature value
   await page.keyboard.press('Tab'); // mask
   await page.keyboard.press('Tab'); // first cell of the grid
   assert.deepEqual(await focus(), { host: 'worked', tag: 'DIV', control: undefined, i: '0', j: '0' });
@@ -242,5 +246,128 @@ test('hostile attributes (markup, megabyte strings, deep JSON, huge numbers) are
   }
   const text = await page.evaluate(() => document.getElementById('bad').shadowRoot.querySelector('[role=status]').textContent);
   assert.match(text, /is not valid/);
+  await finish();
+});
+
+/** Sets attributes on a widget and waits for its next attention-change; returns its detail. */
+async function setAttrs(page, id, attrs) {
+  const before = await page.evaluate(() => window.__events.length);
+  await page.evaluate(([id, attrs]) => {
+    const w = document.getElementById(id);
+    for (const [k, v] of Object.entries(attrs)) w.setAttribute(k, v);
+  }, [id, attrs]);
+  await page.waitForFunction((b) => window.__events.length > b, before);
+  return lastEvent(page, id);
+}
+
+/** Cells whose printed number is wider than the cell, in every grid of a widget. */
+const overflowingCells = (page, id) => page.evaluate((id) =>
+  [...document.getElementById(id).shadowRoot.querySelectorAll('[role=gridcell]')]
+    .filter((c) => c.scrollWidth > c.clientWidth)
+    .map((c) => `${c.closest('[role=grid]').dataset.matrix} (${c.dataset.i},${c.dataset.j}) "${c.textContent}"`), id);
+
+test('digits: numbers fit their cells in the step view, whatever their size; digits sets the decimals', async () => {
+  const { page, finish } = await open();
+  // Scores in the thousands (unscaled dot product of large vectors) and small weights.
+  const big = { view: 'steps', score: 'dot', mask: 'none', q: '[[120,-85,33],[7.5,0.25,-64],[-99,12,5]]', k: '[[-70,44,9],[15,-3,88],[1,1,1],[60,-60,2]]', v: '[[1,2,3],[4,5,6],[7,8,9],[-1,-2,-3]]' };
+  await setAttrs(page, 'steps', big);
+  assert.deepEqual(await overflowingCells(page, 'steps'), [], 'automatic decimals');
+  const raw = await gridRows(page, 'steps', 'raw');
+  assert.ok(raw.flat().some((t) => t.replace('\u2212', '-').replace('.', '').length >= 5), `large scores are printed: ${raw}`);
+  await setAttrs(page, 'steps', { digits: '6' });
+  assert.deepEqual(await overflowingCells(page, 'steps'), [], 'digits="6": the columns widen');
+  assert.match((await gridRows(page, 'steps', 'raw'))[0][0], /^\u2212?\d+\.\d{6}$/);
+  // The worked example with two decimals; a bad value falls back to automatic and says so.
+  await setAttrs(page, 'worked', { digits: '2' });
+  assert.deepEqual((await gridRows(page, 'worked'))[0], ['0.51', '0.19', '0.31']);
+  const d = await setAttrs(page, 'worked', { digits: '9' });
+  assert.deepEqual((await gridRows(page, 'worked'))[0], ['0.5065', '0.1863', '0.3072']);
+  assert.ok(d.problems.some((m) => /digits="9" is not valid .*0\.\.6.*using auto/.test(m)), d.problems.join('\n'));
+  await finish();
+});
+
+test('axes and legends: query and key titles with indices, a legend title per matrix, in the widget\'s language', async () => {
+  const { page, finish } = await open();
+  const axes = (id) => page.evaluate((id) => [...document.getElementById(id).shadowRoot.querySelectorAll('figure.matrix')].map((f) => ({
+    x: f.querySelector('.axis-x').textContent,
+    y: f.querySelector('.axis-y').textContent,
+    ticksX: [...f.querySelectorAll('.ticks-x span')].map((s) => s.textContent).join(' '),
+    ticksY: [...f.querySelectorAll('.ticks-y span')].map((s) => s.textContent).join(' '),
+    legend: f.querySelector('.legend-title').textContent,
+  })), id);
+  assert.deepEqual(await axes('worked'), [{ x: 'key', y: 'query', ticksX: '1 2 3', ticksY: '1 2 3', legend: 'weight' }]);
+  const zh = await axes('steps');
+  assert.deepEqual(zh.map((a) => [a.x, a.y, a.legend]), [['键', '查询', '分数'], ['键', '查询', '分数'], ['键', '查询', '权重'], ['维', '查询', '数值']]);
+  assert.deepEqual(zh.map((a) => a.ticksY), ['1 2 3 4', '1 2 3 4', '1 2 3 4', '1 2 3 4']);
+  assert.equal(zh[0].ticksX, '1 2 3 4 5');
+  // The tick numbers line up with the cells.
+  const aligned = await page.evaluate(() => {
+    const f = document.getElementById('worked').shadowRoot.querySelector('figure.matrix');
+    const cx = (e) => { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; };
+    const cells = [...f.querySelectorAll('[role=row]')[0].children].map(cx);
+    const rows = [...f.querySelectorAll('[role=row]')].map((r) => cx(r.children[0]));
+    return {
+      x: [...f.querySelectorAll('.ticks-x span')].map((s, j) => Math.abs(cx(s)[0] - cells[j][0])),
+      y: [...f.querySelectorAll('.ticks-y span')].map((s, i) => Math.abs(cx(s)[1] - rows[i][1])),
+    };
+  });
+  assert.ok([...aligned.x, ...aligned.y].every((d) => d < 2), `ticks centred on their columns and rows: ${JSON.stringify(aligned)}`);
+  await finish();
+});
+
+test('lang="zh": every option name, step title and compared function is in Chinese', async () => {
+  const qk = await loadCore();
+  const { page, finish } = await open();
+  // Names the Chinese text keeps in Latin letters (as the tutorial's glossary does).
+  const TERMS = new Set(['softmax', 'Gumbel-softmax', 'sparsemax', 'top-k softmax']);
+  const english = new Set([...qk.scoreFunctions.map((f) => f.label), ...qk.normalizers.map((n) => n.label)]);
+  const options = await page.evaluate(() =>
+    [...document.getElementById('steps').shadowRoot.querySelectorAll('select')].flatMap((s) => [...s.options].map((o) => `${s.dataset.control}: ${o.textContent}`)));
+  assert.ok(options.length >= qk.scoreFunctions.length + qk.normalizers.length + 6, `all selects are built: ${options.length}`);
+  const untranslated = options.filter((o) => {
+    const text = o.slice(o.indexOf(': ') + 2);
+    return !/[\u4e00-\u9fff]/.test(text) && !TERMS.has(text);
+  });
+  assert.deepEqual(untranslated, []);
+  assert.ok(options.every((o) => !english.has(o.slice(o.indexOf(': ') + 2)) || TERMS.has(o.slice(o.indexOf(': ') + 2))), 'no core (English) label');
+  await setAttrs(page, 'steps', { normalizer: 'sparsemax' });
+  const titles = await page.evaluate(() => [...document.getElementById('steps').shadowRoot.querySelectorAll('figcaption')].map((f) => f.textContent));
+  assert.equal(titles[2], '3. 权重 = sparsemax', 'the weights step names the normalizer in use');
+  await setAttrs(page, 'bad', { lang: 'zh' });
+  const compared = await page.evaluate(() => [...document.getElementById('bad').shadowRoot.querySelectorAll('figcaption')].map((f) => f.textContent));
+  assert.equal(compared.length, qk.scoreFunctions.length);
+  assert.ok(compared.every((t) => /[\u4e00-\u9fff]/.test(t)), `compare view in Chinese: ${compared}`);
+  await finish();
+});
+
+test('temperature slider: log scale over 0.05..20, keyboard operable, writes the attribute and recomputes', async () => {
+  const { page, finish } = await open();
+  const slider = () => page.evaluate(() => {
+    const r = document.getElementById('worked').shadowRoot.querySelector('input[type=range]');
+    return { value: Number(r.value), min: Number(r.min), max: Number(r.max), text: r.getAttribute('aria-valuetext'), name: r.closest('label').firstChild.textContent, box: r.parentElement.querySelector('input[type=number]').value };
+  });
+  const s0 = await slider();
+  assert.equal(s0.name, 'Temperature τ', 'the label names the slider');
+  assert.ok(Math.abs(10 ** s0.min - 0.05) < 1e-3 && Math.abs(10 ** s0.max - 20) < 0.1, `range 0.05..20: ${s0.min}..${s0.max}`);
+  assert.equal(s0.value, 0);
+  assert.equal(s0.text, 'τ = 1');
+  const before = await page.evaluate(() => window.__events.length);
+  await page.evaluate(() => document.getElementById('worked').shadowRoot.querySelector('input[type=range]').focus());
+  await page.keyboard.press('End');
+  await page.waitForFunction((b) => window.__events.length > b && window.__events.at(-1).detail.config.temperature === 20, before);
+  assert.equal(await page.evaluate(() => document.getElementById('worked').getAttribute('temperature')), '20');
+  const flat = (await lastEvent(page, 'worked')).weights[0];
+  assert.ok(Math.max(...flat) - Math.min(...flat) < 0.02, `tau = 20 flattens row 1: ${flat}`);
+  assert.equal((await slider()).box, '20', 'the number box follows');
+  await page.keyboard.press('Home');
+  await page.waitForFunction(() => window.__events.at(-1).detail.config.temperature === 0.0501);
+  assert.ok((await lastEvent(page, 'worked')).weights[0][0] > 0.999, 'tau = 0.05: nearly one-hot');
+  // An attribute outside the slider's range puts the slider at its end and keeps the value.
+  await page.evaluate(() => document.activeElement.blur());
+  await setAttrs(page, 'worked', { temperature: '0.01' });
+  const s1 = await slider();
+  assert.equal(s1.value, s1.min);
+  assert.equal(s1.text, 'τ = 0.01');
+  assert.equal(s1.box, '0.01');
   await finish();
 });

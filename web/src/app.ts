@@ -1,97 +1,27 @@
 /**
- * Page shell: header (title, language switch), a table of contents listing every chapter
- * and its sections (following the reader), all chapters of the registry in order as one
- * long article, and the footer. The shell builds each chapter's article from its catalog
- * (kicker, title, lede, sections) and then lets the chapter add its figures. View state
- * lives in the URL (chapters/shared/url.ts); switching language re-renders the page.
+ * Page shell: one app, one page per chapter (routes.ts: "#chN", old single-page anchors
+ * open their chapter). Each page is the header (shell.ts), the table of contents, the
+ * current chapter's article with previous/next links, and the footer; only the current
+ * chapter is built, so the figures of the others cost nothing. The shell builds the
+ * article from the chapter's catalog (kicker, title, lede, sections) and then lets the
+ * chapter add its figures. View state lives in the URL query (chapters/shared/url.ts), the
+ * page in its hash; switching language re-renders the page and keeps the reader's place.
  */
 import type { QkScope } from '@qkscope/wasm';
-import { readerPlace, restorePlace } from './reader-place';
+import { type Place, keepPlace, readerPlace } from './reader-place';
 import { LANGS, type Lang, catalog, fill, type Catalog } from './i18n';
 import type { FieldSpecs, ValuesOf } from './model/url-state';
 import type { ArticleView, Chapter, ChapterContext } from './chapters/types';
 import { Store } from './chapters/shared/store';
 import { inline, rich } from './chapters/shared/rich';
 import { h } from './chapters/shared/dom';
-import { setParam } from './chapters/shared/url';
+import { readQuery, setParam } from './chapters/shared/url';
+import { type Route, type RouteTable, routeOf } from './routes';
+import { type TocChapter, chapterNav, contentsDisclosure, followReader, siteHeader, tocNav } from './shell';
 import './app.css';
 
 /** A chapter module, or the reason it could not be loaded. */
 export type LoadedChapter = { ok: true; chapter: Chapter<any> } | { ok: false; index: number; message: string };
-
-function header(cat: Catalog, lang: Lang, onLang: (l: Lang) => void): HTMLElement {
-  const el = h('header', { className: 'site-header' },
-    h('div', { className: 'site-brand' },
-      h('span', { className: 'site-name', textContent: cat.ui.siteName }),
-      h('span', { className: 'site-tagline', textContent: cat.ui.siteTagline })));
-  const group = h('div', { className: 'lang-switch' });
-  group.setAttribute('role', 'group');
-  group.setAttribute('aria-label', cat.ui.langSwitch);
-  group.dataset.testid = 'lang-switch';
-  for (const l of LANGS) {
-    const b = h('button', { type: 'button', textContent: catalog(l).selfName, lang: catalog(l).htmlLang });
-    b.dataset.testid = `lang-${l}`;
-    b.setAttribute('aria-pressed', String(l === lang));
-    b.addEventListener('click', () => onLang(l));
-    group.append(b);
-  }
-  el.append(group);
-  return el;
-}
-
-interface TocChapter {
-  id: string;
-  kicker: string;
-  title: string;
-  sections: { id: string; title: string }[];
-}
-
-function tocNav(cat: Catalog, chapters: TocChapter[]): HTMLElement {
-  const nav = h('nav', { className: 'toc' });
-  nav.dataset.testid = 'toc';
-  nav.setAttribute('aria-labelledby', 'toc-title');
-  const list = h('ol', { className: 'toc-chapters' });
-  for (const c of chapters) {
-    const li = h('li', { className: 'toc-ch' });
-    li.dataset.chapter = c.id;
-    const a = h('a', { href: `#${c.id}`, className: 'toc-ch-link' });
-    a.innerHTML = `<span class="toc-kicker">${inline(c.kicker)}</span> ${inline(c.title)}`;
-    const sub = h('ol', { className: 'toc-sections' });
-    for (const s of c.sections) {
-      const sa = h('a', { href: `#${s.id}` });
-      sa.innerHTML = inline(s.title);
-      sub.append(h('li', {}, sa));
-    }
-    li.append(a, sub);
-    list.append(li);
-  }
-  nav.append(h('p', { className: 'toc-title', id: 'toc-title', textContent: cat.ui.tocTitle }), list);
-  return nav;
-}
-
-/** Marks the TOC entry of the section being read (aria-current) and expands its chapter. */
-function followReader(nav: HTMLElement, targets: { el: Element; chapter: string; section: string | null }[]): IntersectionObserver {
-  const visible = new Set<Element>();
-  const mark = (chapter: string, section: string | null) => {
-    nav.querySelectorAll('.toc-ch').forEach((li) => li.classList.toggle('is-current', (li as HTMLElement).dataset.chapter === chapter));
-    nav.querySelectorAll('a').forEach((a) => {
-      const id = a.getAttribute('href')!.slice(1);
-      if (id === (section ?? chapter)) a.setAttribute('aria-current', 'true');
-      else a.removeAttribute('aria-current');
-    });
-  };
-  const obs = new IntersectionObserver(
-    (entries) => {
-      for (const e of entries) (e.isIntersecting ? visible.add(e.target) : visible.delete(e.target));
-      const current = targets.find((t) => visible.has(t.el));
-      if (current) mark(current.chapter, current.section);
-    },
-    { rootMargin: '-10% 0px -55% 0px' },
-  );
-  targets.forEach((t) => obs.observe(t.el));
-  if (targets[0]) mark(targets[0].chapter, null);
-  return obs;
-}
 
 /** Builds a chapter's article from its catalog: header, then one <section> per catalog section. */
 function buildArticle(t: { id: string; kicker: string; title: string; lede: string; sections: { id: string; title: string; body: string }[] }, vars: Record<string, string>): ArticleView {
@@ -129,17 +59,83 @@ function failure(cat: Catalog, message: string): HTMLElement {
   return p;
 }
 
-/** Renders the whole page into `root` and re-renders it on language change. */
+/** The ids the router knows, per registry entry (a chapter that failed to load keeps its place as "chN"). */
+function routeTable(chapters: LoadedChapter[]): RouteTable[] {
+  return chapters.map((c, i) => (c.ok
+    ? { id: c.chapter.text.en.id, sections: c.chapter.text.en.sections.map((s: { id: string }) => s.id), ns: c.chapter.ns }
+    : { id: `ch${i + 1}`, sections: [], ns: '' }));
+}
+
+function tocEntries(cat: Catalog, lang: Lang, chapters: LoadedChapter[]): TocChapter[] {
+  return chapters.map((c, i) => {
+    if (!c.ok) return { id: `ch${i + 1}`, kicker: '', title: fill(cat.ui.chapterMissing, { n: String(i + 1) }), sections: [] };
+    const t = c.chapter.text[lang];
+    return { id: t.id, kicker: t.kicker, title: t.title, sections: t.sections.map((s: { id: string; title: string }) => ({ id: s.id, title: s.title })) };
+  });
+}
+
+const SUB: Record<string, string> = { a: 'ₐ', e: 'ₑ', h: 'ₕ', i: 'ᵢ', j: 'ⱼ', k: 'ₖ', l: 'ₗ', m: 'ₘ', n: 'ₙ', o: 'ₒ', p: 'ₚ', r: 'ᵣ', s: 'ₛ', t: 'ₜ', v: 'ᵥ', x: 'ₓ' };
+
+/** A title's inline math as plain text, for the window title ("Why divide by √dₖ"). */
+function plainText(title: string): string {
+  return title.replace(/\$([^$]+)\$/g, (_, m: string) => m
+    .replace(/\\sqrt\{([^}]*)\}/g, '√$1')
+    .replace(/_\{?([a-z])\}?/g, (s, c: string) => SUB[c] ?? s)
+    .replace(/\\[a-zA-Z]+\s*/g, '')
+    .replace(/[{}]/g, ''));
+}
+
+/**
+ * Display formulas and tables wider than their box scroll sideways (on a phone): those boxes
+ * become named, keyboard-focusable groups, so they can be scrolled without a pointer.
+ */
+function markScrollers(root: HTMLElement, cat: Catalog): void {
+  root.querySelectorAll<HTMLElement>('.math-display, .table-scroll').forEach((m) => {
+    const scrolls = m.scrollWidth > m.clientWidth + 1;
+    if (scrolls === m.hasAttribute('tabindex')) return;
+    if (scrolls) {
+      m.tabIndex = 0;
+      // A named group (not a region: a page of them would be landmarks with one name).
+      m.setAttribute('role', 'group');
+      m.setAttribute('aria-label', m.classList.contains('table-scroll') ? cat.ui.tableScroll : cat.ui.formulaScroll);
+    } else {
+      m.removeAttribute('tabindex');
+      m.removeAttribute('role');
+      m.removeAttribute('aria-label');
+    }
+  });
+}
+
+/** Where the reader was on this history entry (saved while scrolling; restored on back, forward and reload). */
+interface SavedPlace {
+  scrollY: number;
+  place: Place | null;
+}
+
+function savedPlace(): SavedPlace | null {
+  const st = history.state as Partial<SavedPlace> | null;
+  return typeof st?.scrollY === 'number' && Number.isFinite(st.scrollY) ? { scrollY: st.scrollY, place: st.place ?? null } : null;
+}
+
+function savePlace(root: HTMLElement): void {
+  const saved: SavedPlace = { scrollY: Math.round(window.scrollY), place: readerPlace(root) };
+  history.replaceState({ ...(history.state as object | null), ...saved }, '', location.href);
+}
+
+/** Renders the current chapter's page into `root`; follows the hash and the language switch. */
 export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter[], initialLang: Lang): void {
   let lang = initialLang;
-  let observers: IntersectionObserver[] = [];
+  const table = routeTable(chapters);
+  let route: Route = routeOf(location.hash, table, readQuery());
+  let cleanup: (() => void)[] = [];
+  if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
 
-  const render = (focusLang?: Lang) => {
+  const render = () => {
     const cat = catalog(lang);
     document.documentElement.lang = cat.htmlLang;
-    document.title = cat.ui.docTitle;
-    observers.forEach((o) => o.disconnect());
-    observers = [];
+    cleanup.forEach((fn) => fn());
+    cleanup = [];
+    const pending = new Map<Element, (() => void)[]>();
     const lazy = new IntersectionObserver(
       (entries) => {
         for (const e of entries) {
@@ -152,24 +148,19 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
       },
       { rootMargin: '400px 0px' },
     );
-    const pending = new Map<Element, (() => void)[]>();
-    observers.push(lazy);
+    cleanup.push(() => lazy.disconnect());
 
+    const toc = tocEntries(cat, lang, chapters);
+    const index = route.chapter;
+    const entry = toc[index]!;
+    const loaded = chapters[index]!;
     const main = h('main', { id: 'main', tabIndex: -1 });
-    const toc: TocChapter[] = [];
-    const targets: { el: Element; chapter: string; section: string | null }[] = [];
-    const seen = new Set<string>();
-    for (const loaded of chapters) {
-      if (!loaded.ok) {
-        main.append(failure(cat, loaded.message));
-        continue;
-      }
+    let view: ArticleView;
+    if (!loaded.ok) {
+      view = { el: h('article', { className: 'chapter', id: entry.id }, failure(cat, loaded.message)), section: () => view.el };
+    } else {
       const ch = loaded.chapter;
       const t = ch.text[lang];
-      for (const id of [t.id, ...t.sections.map((s: { id: string }) => s.id)]) {
-        if (seen.has(id)) console.error(`duplicate anchor id '${id}' in chapter ${ch.id}: section ids must be unique on the page`);
-        seen.add(id);
-      }
       const ctx: ChapterContext<any> = {
         qk,
         lang,
@@ -181,7 +172,6 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
           lazy.observe(el);
         },
       };
-      let view: ArticleView;
       try {
         view = buildArticle(t, ch.vars ? ch.vars(ctx) : {});
         ch.render(ctx, view);
@@ -190,36 +180,98 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
         view = buildArticle({ ...t, sections: [] }, {});
         view.el.append(failure(cat, e instanceof Error ? e.message : String(e)));
       }
-      main.append(view.el);
-      toc.push({ id: t.id, kicker: t.kicker, title: t.title, sections: t.sections });
-      targets.push({ el: view.el.querySelector('.chapter-head')!, chapter: t.id, section: null });
-      for (const s of t.sections) {
-        const el = view.el.querySelector(`#${CSS.escape(s.id)}`);
-        if (el) targets.push({ el, chapter: t.id, section: s.id });
+    }
+    main.append(view.el, chapterNav(cat, toc[index - 1] ?? null, toc[index + 1] ?? null));
+    document.title = `${plainText(entry.title)} · ${cat.ui.docTitle}`;
+
+    const nav = tocNav(cat, toc, entry.id);
+    const skip = h('a', { className: 'skip-link', href: '#main', textContent: cat.ui.skipLink });
+    skip.addEventListener('click', (e) => {
+      // The hash is the page's address: move focus without changing it.
+      e.preventDefault();
+      main.focus();
+    });
+    const footer = h('footer', { className: 'site-footer', textContent: `${cat.ui.footer} (${fill(cat.ui.coreVersion, { version: qk.version })})` });
+    const head = siteHeader(cat, lang, (l) => {
+      if (l === lang) return;
+      lang = l;
+      setParam('lang', l === 'en' ? null : l);
+      // Keep the reader where they were: the same block at the same height, not the top.
+      const place = readerPlace(root);
+      render();
+      keepPlace(place, root.querySelector('main')!);
+      root.querySelector<HTMLButtonElement>(`[data-testid="lang-${l}"]`)?.focus({ preventScroll: true });
+    });
+    root.replaceChildren(skip, head, h('div', { className: 'layout' }, nav, main), footer);
+    cleanup.push(contentsDisclosure(head.querySelector<HTMLButtonElement>('.toc-toggle')!, nav));
+    const tracker = followReader(nav, [...view.el.querySelectorAll(':scope > section')]);
+    cleanup.push(() => tracker.disconnect());
+    // Again whenever figures draw (lazily, or on a change) and once KaTeX's fonts have arrived.
+    let queued = false;
+    const mark = () => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        if (main.isConnected) markScrollers(main, cat);
+      });
+    };
+    mark();
+    const mo = new MutationObserver(mark);
+    mo.observe(main, { childList: true, subtree: true });
+    cleanup.push(() => mo.disconnect());
+    void document.fonts?.ready.then(mark);
+  };
+
+  /**
+   * Scrolls to where the history entry (back, forward, reload) or the route says, and keeps
+   * that block in place while the figures near it draw (they change the height above it).
+   */
+  const position = (fresh: boolean) => {
+    const main = root.querySelector('main')!;
+    const saved = savedPlace();
+    const target = route.target ? document.getElementById(route.target) : null;
+    if (saved) {
+      window.scrollTo({ top: saved.scrollY, behavior: 'instant' });
+      keepPlace(saved.place, main);
+    } else if (target) {
+      target.scrollIntoView({ block: 'start', behavior: 'instant' });
+      keepPlace({ id: target.id, path: [], top: target.getBoundingClientRect().top }, main);
+    } else if (fresh) {
+      window.scrollTo({ top: 0, behavior: 'instant' });
+    }
+  };
+
+  render();
+  position(false);
+
+  window.addEventListener('hashchange', () => {
+    const next = routeOf(location.hash, table, readQuery());
+    const fresh = next.chapter !== route.chapter;
+    route = next;
+    if (fresh) {
+      render();
+      // A new page: screen readers start at its title.
+      const h1 = root.querySelector<HTMLElement>('main h1');
+      if (h1) {
+        h1.tabIndex = -1;
+        h1.focus({ preventScroll: true });
       }
     }
-
-    const nav = tocNav(cat, toc);
-    const skip = h('a', { className: 'skip-link', href: '#main', textContent: cat.ui.skipLink });
-    const footer = h('footer', { className: 'site-footer', textContent: `${cat.ui.footer} (${fill(cat.ui.coreVersion, { version: qk.version })})` });
-    root.replaceChildren(
-      skip,
-      header(cat, lang, (l) => {
-        if (l === lang) return;
-        lang = l;
-        setParam('lang', l === 'en' ? null : l);
-        // Keep the reader where they were: the same block at the same height, not the top.
-        const place = readerPlace(root);
-        render(l);
-        restorePlace(place);
-      }),
-      h('div', { className: 'layout' }, nav, main),
-      footer,
-    );
-    observers.push(followReader(nav, targets));
-    if (focusLang) root.querySelector<HTMLButtonElement>(`[data-testid="lang-${focusLang}"]`)?.focus({ preventScroll: true });
-  };
-  render();
-  // The address may point into the page (#section): the content exists only now.
-  if (location.hash.length > 1) document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView();
+    position(fresh);
+  });
+  // Save the place before a link changes the page, and while reading (debounced).
+  document.addEventListener('click', (e) => {
+    if ((e.target as Element | null)?.closest?.('a[href^="#"]')) savePlace(root);
+  }, true);
+  let timer = 0;
+  window.addEventListener('scroll', () => {
+    clearTimeout(timer);
+    timer = window.setTimeout(() => savePlace(root), 200);
+  }, { passive: true });
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = window.setTimeout(() => markScrollers(root, catalog(lang)), 200);
+  });
 }

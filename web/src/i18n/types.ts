@@ -16,6 +16,15 @@ export interface UiStrings {
   docTitle: string;
   langSwitch: string;
   tocTitle: string;
+  /** aria-label of the previous/next links at the end of a chapter. */
+  chapterNav: string;
+  prevChapter: string;
+  nextChapter: string;
+  /** Table-of-contents entry of a chapter that could not be loaded. */
+  chapterMissing: string;
+  /** aria-labels of a display formula and of a table too wide for the screen (they scroll sideways). */
+  formulaScroll: string;
+  tableScroll: string;
   skipLink: string;
   loading: string;
   loadFailed: string;

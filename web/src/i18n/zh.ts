@@ -2,6 +2,7 @@
  * 简体中文页面 catalog：页眉、页脚与各章图表共用的文字。各章正文见 chapters/chN-<slug>/zh.ts。
  * Terms follow the glossary of docs/facts.md §11.
  */
+import { SCORE_LABELS_ZH } from './labels-zh';
 import type { Catalog } from './types';
 
 export const zh: Catalog = {
@@ -14,6 +15,12 @@ export const zh: Catalog = {
     docTitle: '注意力评分函数 · qkscope',
     langSwitch: '语言',
     tocTitle: '目录',
+    chapterNav: '章节',
+    prevChapter: '上一章',
+    nextChapter: '下一章',
+    chapterMissing: '第 {n} 章（无法加载）',
+    formulaScroll: '公式（可左右滚动）',
+    tableScroll: '表格（可左右滚动）',
     skipLink: '跳到正文',
     loading: '正在加载注意力计算核心（WebAssembly）…',
     loadFailed: '无法加载注意力计算核心：{message}',
@@ -64,13 +71,5 @@ export const zh: Catalog = {
       unknownLabel: '第 {line} 行：无法识别的标签 “{text}”（请使用 Q、K 或 V）。',
     },
   },
-  scoreLabels: {
-    dot: '点积',
-    scaled_dot: '缩放点积',
-    cosine: '余弦相似度',
-    bilinear: '双线性（general）',
-    additive: '加性（Bahdanau）',
-    linear_concat: '线性拼接（无激活函数）',
-    neg_sq_euclidean: '负欧氏距离平方',
-  },
+  scoreLabels: SCORE_LABELS_ZH,
 };

@@ -40,8 +40,15 @@ export const MAX_DIM = 16;
 /** Every observed attribute, in the order of the docs table. */
 export const ATTRIBUTES = [
   'score', 'd', 'lq', 'lk', 'seed', 'temperature', 'mask', 'key-length', 'causal-alignment',
-  'normalizer', 'top-k', 'view', 'lang', 'controls', 'q', 'k', 'v',
+  'normalizer', 'top-k', 'view', 'digits', 'lang', 'controls', 'q', 'k', 'v',
 ] as const;
+
+/** The temperature slider's range (the number box takes any float32 temperature > 0). */
+export const TAU_MIN = 0.05;
+export const TAU_MAX = 20;
+
+/** Most decimals a cell may print (`digits`). */
+export const MAX_DIGITS = 6;
 export type AttributeName = (typeof ATTRIBUTES)[number];
 
 export interface WidgetConfig {
@@ -60,6 +67,8 @@ export interface WidgetConfig {
   normalizer: string;
   topK: number;
   view: ViewKind;
+  /** Decimals printed in the cells; null: as many as fit a cell (at most 4). */
+  digits: number | null;
   lang: WidgetLang;
   controls: ControlName[];
   q: Mat; // (lq, d)
@@ -183,6 +192,14 @@ export function parseConfig(get: Get, registry: Registry | null = null): { confi
   const normalizer = registered(get, 'normalizer', registry?.normalizers ?? null, 'softmax', p);
   const topK = integer(get, 'top-k', 1, lk, Math.min(2, lk), p);
   const view = choice(get, 'view', VIEWS, 'heatmap', p);
+  // Absent or rejected: as many decimals as fit (the message says "auto").
+  const rawDigits = get('digits');
+  const digitsValue = rawDigits === null ? NaN : Number(rawDigits);
+  let digits: number | null = null;
+  if (rawDigits !== null) {
+    if (rawDigits.trim() !== '' && Number.isInteger(digitsValue) && digitsValue >= 0 && digitsValue <= MAX_DIGITS) digits = digitsValue;
+    else p.push({ attribute: 'digits', given: rawDigits, reason: 'integer', expected: `0..${MAX_DIGITS}`, used: 'auto' });
+  }
   const lang = choice(get, 'lang', LANGS, 'en', p);
 
   let controls = [...DEFAULT_CONTROLS];
@@ -195,7 +212,7 @@ export function parseConfig(get: Get, registry: Registry | null = null): { confi
   }
 
   return {
-    config: { score, d, lq, lk, seed, temperature, mask, keyLength, causalAlignment, normalizer, topK, view, lang, controls, q, k, v },
+    config: { score, d, lq, lk, seed, temperature, mask, keyLength, causalAlignment, normalizer, topK, view, digits, lang, controls, q, k, v },
     problems: p,
   };
 }

@@ -3,7 +3,8 @@
  * role=grid, one tab stop per grid (roving tabindex), arrow keys / Home / End move,
  * every cell carries an aria-label readout. Numbers are printed for matrices up to
  * 8 x 8; larger ones show them on hover (title) and focus (aria-label). Masked cells
- * are hatched, not zero. Colours are set through the CSSOM (el.style), which a
+ * are hatched, not zero. Axis titles (query down, key across) with 1-based indices, and a
+ * legend with a title; columns are wide enough for the longest printed number. Colours are set through the CSSOM (el.style), which a
  * strict style-src CSP does not block, unlike style="" attributes. Colours, domain, legend,
  * which cells print numbers and keyboard movement: charts/heatmap-scale.ts, shared with the
  * tutorial's heatmaps (which draw SVG for export; this grid keeps the widget's part= API).
@@ -23,6 +24,11 @@ export interface GridSpec {
   maskedText: string;
   cellLabel: (i: number, j: number, valueText: string) => string;
   gridLabel: string;
+  /** Axis titles: rows (queries) and columns (keys, or dims of the output). */
+  rowAxis: string;
+  colAxis: string;
+  /** What the colours encode, e.g. "weight". */
+  legendTitle: string;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, part: string, text?: string): HTMLElementTagNameMap[K] {
@@ -43,9 +49,13 @@ export function renderGrid(spec: GridSpec): HTMLElement {
   grid.setAttribute('role', 'grid');
   grid.setAttribute('aria-label', spec.gridLabel);
   grid.dataset.matrix = spec.name;
-  grid.style.gridTemplateColumns = `repeat(${cols}, var(--qk-cell-size, 3.4em))`;
   const extent = extentOf(spec.palette, data);
   const showText = showsText(rows, cols);
+  // Wide enough for the longest number (cell text is 0.86em; 'ch' is a digit's width here).
+  let longest = 0;
+  if (showText) for (let k = 0; k < data.length; k++) longest = Math.max(longest, fixed(data[k]!, spec.decimals).length);
+  const columns = `repeat(${cols}, max(var(--qk-cell-size, 3.4em), calc(${(longest * 0.86).toFixed(2)}ch + 0.6em)))`;
+  grid.style.gridTemplateColumns = columns;
   const cells: HTMLElement[][] = [];
   for (let i = 0; i < rows; i++) {
     const row = el('div', 'row');
@@ -90,12 +100,28 @@ export function renderGrid(spec: GridSpec): HTMLElement {
     next.tabIndex = 0;
     next.focus();
   });
-  fig.append(cap, grid, legend(spec.palette, extent));
+  const plot = el('div', 'plot');
+  plot.className = 'plot';
+  const ticksX = el('div', 'ticks');
+  ticksX.className = 'ticks ticks-x';
+  ticksX.style.gridTemplateColumns = columns;
+  const ticksY = el('div', 'ticks');
+  ticksY.className = 'ticks ticks-y';
+  for (let j = 0; j < cols; j++) ticksX.append(el('span', '', String(j + 1)));
+  for (let i = 0; i < rows; i++) ticksY.append(el('span', '', String(i + 1)));
+  const axisX = el('span', 'axis-label', spec.colAxis);
+  axisX.className = 'axis axis-x';
+  const axisY = el('span', 'axis-label', spec.rowAxis);
+  axisY.className = 'axis axis-y';
+  // The cells' readouts already name query and key: the axes are for the eye only.
+  for (const e of [axisX, axisY, ticksX, ticksY]) e.setAttribute('aria-hidden', 'true');
+  plot.append(axisX, ticksX, axisY, ticksY, grid);
+  fig.append(cap, plot, legend(spec.palette, extent, spec.legendTitle));
   return fig;
 }
 
-/** Colour bar with its end and middle values. */
-function legend(palette: Palette, extent: number): HTMLElement {
+/** Colour bar with its title and end values. */
+function legend(palette: Palette, extent: number, title: string): HTMLElement {
   const box = el('div', 'legend');
   box.className = 'legend';
   box.setAttribute('aria-hidden', 'true');
@@ -103,6 +129,8 @@ function legend(palette: Palette, extent: number): HTMLElement {
   bar.className = 'legend-bar';
   const { stops, ticks } = legendScale(palette, extent, 8);
   bar.style.background = `linear-gradient(to right, ${stops.join(', ')})`;
-  box.append(el('span', 'legend-tick', ticks[0]!), bar, el('span', 'legend-tick', ticks[2]!));
+  const name = el('span', 'legend-title', title);
+  name.className = 'legend-title';
+  box.append(name, el('span', 'legend-tick', ticks[0]!), bar, el('span', 'legend-tick', ticks[2]!));
   return box;
 }

@@ -8,9 +8,9 @@
  */
 import type { ForwardResult, QkScope } from '@qkscope/wasm';
 import { maskedCells, toRows } from '../model/matrix';
-import { cellDecimals } from '../model/format';
+import { cellDecimals, fitDecimals } from '../model/format';
 import {
-  ATTRIBUTES, CONTROLS, MASKS, VIEWS,
+  ATTRIBUTES, CONTROLS, MASKS, VIEWS, TAU_MAX, TAU_MIN,
   type AttributeName, type ControlName, type WidgetConfig, forwardOptions, parseConfig, registryOf,
 } from './config';
 import { loadCore } from './core';
@@ -65,6 +65,8 @@ export class QkScopeElement extends HTMLElement {
   private readonly status = el('div', 'error');
   private readonly alert = el('div', 'alert');
   private readonly inputs = new Map<ControlName, HTMLSelectElement | HTMLInputElement>();
+  /** The temperature slider (log scale), beside the temperature's number box. */
+  private slider: HTMLInputElement | null = null;
   private core: QkScope | null = null;
   private pending = false;
   private builtLang = '';
@@ -164,6 +166,7 @@ export class QkScopeElement extends HTMLElement {
     if (this.builtLang !== c.lang) {
       this.builtLang = c.lang;
       this.inputs.clear();
+      this.slider = null;
       this.controlsBox.replaceChildren();
       const labels: Record<ControlName, string> = {
         score: t.score, temperature: t.temperature, mask: t.mask, normalizer: t.normalizer, view: t.view, seed: t.seed,
@@ -171,9 +174,9 @@ export class QkScopeElement extends HTMLElement {
       // Score and normalizer options: the core's registries, in their order, with their labels.
       const core = this.core!;
       const options: Partial<Record<ControlName, [string, string][]>> = {
-        score: core.scoreFunctions.map((f) => [f.name, f.label]),
+        score: core.scoreFunctions.map((f) => [f.name, t.scoreLabel(f.name, f.label)]),
         mask: MASKS.map((m) => [m, t.masks[m]]),
-        normalizer: core.normalizers.map((n) => [n.name, n.label]),
+        normalizer: core.normalizers.map((n) => [n.name, t.normalizerLabel(n.name, n.label)]),
         view: VIEWS.map((v) => [v, t.views[v]]),
       };
       for (const name of CONTROLS) {
@@ -193,6 +196,11 @@ export class QkScopeElement extends HTMLElement {
         input.setAttribute('part', name === 'temperature' || name === 'seed' ? 'input' : 'select');
         input.dataset.control = name;
         input.addEventListener('change', () => this.onControl(name, input));
+        if (name === 'temperature') {
+          // The label names the slider; the number box beside it has its own name.
+          input.setAttribute('aria-label', t.temperatureValue);
+          label.append(this.temperatureSlider());
+        }
         label.append(input);
         this.inputs.set(name, input);
         this.controlsBox.append(label);
@@ -205,7 +213,24 @@ export class QkScopeElement extends HTMLElement {
       input.parentElement!.hidden = !c.controls.includes(name);
       if (this.root.activeElement !== input) input.value = values[name];
     }
+    if (this.slider && this.root.activeElement !== this.slider) this.slider.value = String(Math.log10(c.temperature));
+    this.slider?.setAttribute('aria-valuetext', `τ = ${c.temperature}`);
     this.controlsBox.hidden = c.controls.length === 0;
+  }
+
+  /** A slider over log10(τ) from about 0.05 to 20 that writes the temperature (3 significant digits) while it moves. */
+  private temperatureSlider(): HTMLInputElement {
+    const r = document.createElement('input');
+    r.type = 'range';
+    // Ends on the step grid (±1.3), so that the values are multiples of the step and 0 (τ = 1) is one.
+    r.step = '0.01';
+    r.min = Math.log10(TAU_MIN).toFixed(2);
+    r.max = Math.log10(TAU_MAX).toFixed(2);
+    r.setAttribute('part', 'slider');
+    r.dataset.control = 'temperature-slider';
+    r.addEventListener('input', () => this.setAttribute('temperature', String(Number((10 ** Number(r.value)).toPrecision(3)))));
+    this.slider = r;
+    return r;
   }
 
   /** A control writes its attribute; attributeChangedCallback recomputes. */
@@ -219,12 +244,18 @@ export class QkScopeElement extends HTMLElement {
     const grid = (name: string, title: string, values: ForwardResult['weights'], palette: 'unit' | 'diverging', withMask: boolean, colName = t.key) =>
       renderGrid({
         name, title, values, palette,
-        decimals: cellDecimals(values.cols),
+        // As many decimals as fit a cell (at most 4), unless `digits` says how many.
+        decimals: c.digits ?? fitDecimals(values.data, cellDecimals(values.cols), 6),
         masked: withMask ? masked : undefined,
         maskedText: t.masked,
         cellLabel: (i, j, v) => t.cell(`${title} (${t.query} ${i}, ${colName} ${j})`, i, j, v),
         gridLabel: t.grid(title, values.rows, values.cols),
+        rowAxis: t.query,
+        colAxis: colName,
+        legendTitle: palette === 'unit' ? t.legend.weight : name === 'output' ? t.legend.value : t.legend.score,
       });
+    const norm = this.core!.normalizers.find((n) => n.name === c.normalizer);
+    const normLabel = norm ? t.normalizerLabel(norm.name, norm.label) : c.normalizer;
     const figs: HTMLElement[] = [];
     if (c.view === 'heatmap') {
       figs.push(grid('weights', t.label, r.weights, 'unit', true));
@@ -232,12 +263,13 @@ export class QkScopeElement extends HTMLElement {
       figs.push(
         grid('raw', t.steps.raw, r.rawScores, 'diverging', false),
         grid('scores', t.steps.scores, r.maskedScores, 'diverging', true),
-        grid('weights', t.steps.weights, r.weights, 'unit', true),
+        grid('weights', t.steps.weights(normLabel), r.weights, 'unit', true),
         grid('output', t.steps.output, r.output, 'diverging', false, t.dim),
       );
     } else {
       // Every function of the core's registry; one that cannot run on these inputs says why.
-      for (const { name: s, label } of this.core!.scoreFunctions) {
+      for (const { name: s, label: coreLabel } of this.core!.scoreFunctions) {
+        const label = t.scoreLabel(s, coreLabel);
         let res: ForwardResult;
         try {
           res = s === c.score ? r : this.core!.forward(forwardOptions(c, s));

@@ -3,6 +3,7 @@
  * tutorial's catalogs (web/src/i18n/) so the embeddable script stays small.
  */
 import type { ConfigProblem, WidgetLang } from './config';
+import { NORMALIZER_LABELS_ZH, SCORE_LABELS_ZH } from '../i18n/labels-zh';
 
 /** A rejected attribute value as echoed in the message: at most 60 characters (an attribute may hold megabytes). */
 const shown = (s: string): string => (s.length > 60 ? `${s.slice(0, 59)}…` : s);
@@ -17,7 +18,15 @@ export interface WidgetStrings {
   seed: string;
   masks: Record<'none' | 'causal' | 'padding', string>;
   views: Record<'heatmap' | 'steps' | 'compare', string>;
-  steps: { raw: string; scores: string; weights: string; output: string };
+  /** Step titles; `weights` names the normalizer in use. */
+  steps: { raw: string; scores: string; weights: (normalizer: string) => string; output: string };
+  /** A scoring function's or normalizer's name from the core's registry in this language (the core's own label otherwise). */
+  scoreLabel: (name: string, coreLabel: string) => string;
+  normalizerLabel: (name: string, coreLabel: string) => string;
+  /** Name of the exact-value box beside the temperature slider. */
+  temperatureValue: string;
+  /** Legend titles: what the colours encode. */
+  legend: { weight: string; score: string; value: string };
   query: string;
   key: string;
   dim: string;
@@ -56,7 +65,11 @@ export const STRINGS: Record<WidgetLang, WidgetStrings> = {
     seed: 'Seed',
     masks: { none: 'none', causal: 'causal', padding: 'key padding' },
     views: { heatmap: 'weights', steps: 'step by step', compare: 'compare scores' },
-    steps: { raw: '1. raw scores f(q, k)', scores: '2. scaled and masked logits', weights: '3. weights = softmax', output: '4. output = weights × V' },
+    steps: { raw: '1. raw scores f(q, k)', scores: '2. scaled and masked logits', weights: (n) => `3. weights = ${n}`, output: '4. output = weights × V' },
+    scoreLabel: (_name, coreLabel) => coreLabel,
+    normalizerLabel: (_name, coreLabel) => coreLabel,
+    temperatureValue: 'Temperature τ, exact value',
+    legend: { weight: 'weight', score: 'score', value: 'value' },
     query: 'query',
     key: 'key',
     dim: 'dim',
@@ -71,14 +84,18 @@ export const STRINGS: Record<WidgetLang, WidgetStrings> = {
   zh: {
     label: '注意力权重',
     score: '评分函数',
-    temperature: '温度 τ',
+    temperature: '温度系数 τ',
     mask: '掩码',
     normalizer: '归一化',
     view: '视图',
     seed: '随机种子',
     masks: { none: '无', causal: '因果', padding: '键填充' },
     views: { heatmap: '权重', steps: '逐步', compare: '比较评分函数' },
-    steps: { raw: '1. 原始分数 f(q, k)', scores: '2. 缩放并掩码后的 logits', weights: '3. 权重 = softmax', output: '4. 输出 = 权重 × V' },
+    steps: { raw: '1. 原始分数 f(q, k)', scores: '2. 缩放并掩码后的 logits', weights: (n) => `3. 权重 = ${n}`, output: '4. 输出 = 权重 × V' },
+    scoreLabel: (name, coreLabel) => SCORE_LABELS_ZH[name] ?? coreLabel,
+    normalizerLabel: (name, coreLabel) => (NORMALIZER_LABELS_ZH as Readonly<Record<string, string>>)[name] ?? coreLabel,
+    temperatureValue: '温度系数 τ 的精确值',
+    legend: { weight: '权重', score: '分数', value: '数值' },
     query: '查询',
     key: '键',
     dim: '维',

@@ -29,19 +29,32 @@ export const CSS = `
 }
 [hidden] { display: none !important; }
 .controls { display: flex; flex-wrap: wrap; gap: 8px 16px; margin-bottom: 10px; }
-.control { display: inline-flex; align-items: center; gap: 6px; color: var(--qk-muted); }
+.control { display: inline-flex; flex-wrap: wrap; align-items: center; gap: 6px; color: var(--qk-muted); max-width: 100%; }
+select { max-width: 100%; }
 select, input { font: inherit; color: var(--qk-fg); background: var(--qk-bg); border: 1px solid var(--qk-border); border-radius: 4px; padding: 2px 4px; }
 input[type=number] { width: 5em; }
 select:focus-visible, input:focus-visible, .cell:focus-visible { outline: 2px solid var(--qk-accent); outline-offset: 1px; }
 .figure { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
 figure { margin: 0; }
 figcaption { font-weight: 600; margin-bottom: 4px; }
-.grid { display: grid; gap: 2px; width: max-content; }
+.plot { display: grid; grid-template-columns: auto auto auto; gap: 2px 4px; align-items: center; width: max-content; }
+.axis { color: var(--qk-muted); font-size: 0.8em; }
+.axis-x { grid-area: 1 / 3; justify-self: center; }
+.axis-y { grid-area: 3 / 1; writing-mode: vertical-rl; transform: rotate(180deg); align-self: center; }
+.axis-y:lang(zh) { transform: none; }
+.ticks { color: var(--qk-muted); display: grid; gap: 2px; }
+.ticks span { font-size: 0.86em; }
+.ticks-x { grid-area: 2 / 3; text-align: center; }
+.ticks-y { grid-area: 3 / 2; }
+.ticks-y span { height: var(--qk-cell-size, 3.4em); display: flex; align-items: center; justify-content: flex-end; }
+.grid { grid-area: 3 / 3; display: grid; gap: 2px; width: max-content; }
 .row { display: contents; }
-.cell { height: var(--qk-cell-size, 3.4em); display: flex; align-items: center; justify-content: center; border-radius: 3px; font-size: 0.86em; cursor: default; }
+.cell { height: var(--qk-cell-size, 3.4em); display: flex; align-items: center; justify-content: center; border-radius: 3px; font-size: 0.86em; cursor: default; white-space: nowrap; }
 .cell.masked { background: repeating-linear-gradient(45deg, var(--qk-hatch-a) 0 4px, var(--qk-hatch-b) 4px 6px); }
 .legend { display: flex; align-items: center; gap: 6px; margin-top: 6px; font-size: 0.8em; color: var(--qk-muted); }
 .legend-bar { display: inline-block; width: 8em; height: 0.7em; border-radius: 2px; }
+.legend-title { color: var(--qk-fg); }
+input[type=range] { width: 7.5em; accent-color: var(--qk-accent); }
 .summary { margin: 8px 0 0; color: var(--qk-muted); }
 .error, .alert { margin: 8px 0 0; padding: 6px 8px; border-radius: 4px; color: var(--qk-error-fg); background: var(--qk-error-bg); }
 .error p, .alert p { margin: 0; }

@@ -95,7 +95,8 @@ export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
     const tick = () => {
       run!.run(12);
       draw();
-      if (!run!.finished) frame = requestAnimationFrame(tick);
+      // Stops when the reader has left the chapter's page (the figure is no longer on it).
+      if (!run!.finished && progress.isConnected) frame = requestAnimationFrame(tick);
     };
     tick();
   };

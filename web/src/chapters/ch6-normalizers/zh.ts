@@ -2,6 +2,7 @@
  * 第 6 章（归一化函数）及其两幅图的简体中文文字。
  * Terms follow docs/facts.md §11（软注意力、硬注意力、稀疏注意力、top-k 选择、熵）; facts §6, §9.
  */
+import { NORMALIZER_LABELS_ZH } from '../../i18n/labels-zh';
 import type { Ch6Text } from './en';
 
 const r = String.raw;
@@ -66,7 +67,7 @@ $$\Pr\Big[\arg\max_j (z_j + g_j) = i\Big] = \frac{e^{z_i}}{\sum_l e^{z_l}}.$$
     colNonzero: '非零个数',
     colMax: '最大权重',
     panel: '{name}：所有行',
-    names: { softmax: 'softmax', hard: '硬注意力（argmax）', gumbel_softmax: 'Gumbel-softmax', sparsemax: 'sparsemax', topk_softmax: 'top-k softmax' },
+    names: { ...NORMALIZER_LABELS_ZH },
   },
   fig2: {
     title: '图 6.2　硬 Gumbel-softmax 样本与 softmax 概率',
