@@ -35,8 +35,8 @@ struct BackwardScratch {
   Vec<T> s, x, p, dx, tmp;  // (bq * bk) storage of S, logits, P, dP / dx; one row
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
-  std::vector<double> rows;  // per query row: sum P dP logP, sum P logP, sum P dP, sum P
-  Mat<T> rowS, rowP, rowdX;  // pass B: S, P and dP of one query tile's blocks, (bq, L_k)
+  std::vector<double> rows;  // per query row: sum P dP, sum P
+  Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, logits, P and dP of one query tile's blocks, (bq, L_k)
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
       if (v->size() < n) v->resize(n);
@@ -100,34 +100,14 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     exp_shifted(ps, lse(i), general, w.tmp);  // P = exp(x - lse); X keeps the logits
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
-  if (rows) {
-    // dL/dtau = -(1/tau) sum_ij P_ij (dP_ij - D_i) log P_ij (shifting x by lse_i changes
-    // nothing since sum_j P_ij (dP_ij - D_i) = 0). Per-row sums a = sum P dP logP,
-    // b = sum P logP, c = sum P dP, s = sum P are finished in flash_backward with the row's
-    // own D and normalisation, so float rounding of lse and of rowsum(dO O) cancels.
+  if (rows) {  // per-row sums c = sum P dP and s = sum P, for D = c / s (flash_backward)
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
       if (lo >= hi || lse(i0 + r) == ninf) continue;
-      double* acc = rows + 4 * r;
-      const double l = lse(i0 + r);  // log P = x - lse in double: no rounding of the difference
-      if (general) {  // log P may be -inf where P = 0
-        for (Eigen::Index c = lo; c < hi; ++c)
-          if (P(r, c) > 0) {
-            const double p = P(r, c), dp = dX(r, c), lp = double(X(r, c)) - l;
-            acc[0] += p * dp * lp;
-            acc[1] += p * lp;
-            acc[2] += p * dp;
-            acc[3] += p;
-          }
-        continue;
-      }
       const auto p = P.row(r).segment(lo, hi - lo).template cast<double>().array();
       const auto dp = dX.row(r).segment(lo, hi - lo).template cast<double>().array();
-      const auto lp = X.row(r).segment(lo, hi - lo).template cast<double>().array() - l;
-      acc[0] += (p * dp * lp).sum();
-      acc[1] += (p * lp).sum();
-      acc[2] += (p * dp).sum();
-      acc[3] += p.sum();
+      rows[2 * r] += (p * dp).sum();
+      rows[2 * r + 1] += p.sum();
     }
   }
   if (D) finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense);
@@ -167,8 +147,9 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
                        bq = std::min(opt.block_q, L_q - i0);
     const auto& sc = scorers[n];
     w.dQt.setZero(bq, sc.q_width());
-    w.rows.assign(4 * bq, 0.0);
+    w.rows.assign(2 * bq, 0.0);
     w.rowS.resize(bq, L_k);
+    w.rowX.resize(bq, L_k);
     w.rowP.resize(bq, L_k);
     w.rowdX.resize(bq, L_k);
     std::vector<Eigen::Index> blocks;  // key-tile starts j0 with visible pairs
@@ -179,13 +160,35 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
         continue;
       blocks.push_back(j0);
       w.rowS.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.s.data(), bq, bk);
+      w.rowX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.x.data(), bq, bk);
       w.rowP.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.p.data(), bq, bk);
       w.rowdX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk);
     }
     for (Eigen::Index r = 0; r < bq; ++r) {  // D_i = sum P dP / sum P (0 for a fully masked row)
-      const double c = w.rows[4 * r + 2], sum = w.rows[4 * r + 3];
+      const double c = w.rows[2 * r], sum = w.rows[2 * r + 1];
       D[n](i0 + r) = sum > 0 ? c / sum : 0.0;
     }
+    // dL/dtau = -(1/tau) sum_ij p^_ij (dP_ij - D_i) (x_ij - x0_i), p^ = P / sum_j P_ij, for
+    // any per-row shift x0 (sum_j p^_ij (dP_ij - D_i) = 0): the core's form, with dP - D formed
+    // first and x0 the row's largest visible logit, so x - x0 is exact in double. (Expanding it
+    // into sums of P dP log P and P log P cancelled catastrophically where dP is large and the
+    // logits nearly equal: a tiny scale gave dtau 0 instead of 4e-3, fuzzer finding.)
+    double acc = 0;
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      const double sum = w.rows[2 * r + 1];
+      if (!(sum > 0)) continue;  // fully masked row
+      double x0 = -std::numeric_limits<double>::infinity();
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
+          if (w.rowP(r, c) > 0) x0 = std::max(x0, double(w.rowX(r, c)));
+      double row = 0;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
+          if (w.rowP(r, c) > 0)
+            row += double(w.rowP(r, c)) * (double(w.rowdX(r, c)) - D[n](i0 + r)) * (double(w.rowX(r, c)) - x0);
+      acc += row / sum;
+    }
+    dtau_part[item] = -acc / double(ops.tau);
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
@@ -193,15 +196,6 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }
     g[n].dQs.middleRows(i0, bq) = w.dQt;
-    double acc = 0;
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const double a = w.rows[4 * r], b = w.rows[4 * r + 1], c = w.rows[4 * r + 2],
-                   sum = w.rows[4 * r + 3];
-      if (!(sum > 0)) continue;  // fully masked row
-      const double ls = std::log(sum);  // with p^ = P / sum: A - C B, A = sum p^ dP log p^ ...
-      acc += (a - c * ls) / sum - (c / sum) * ((b - sum * ls) / sum);
-    }
-    dtau_part[item] = -acc / double(ops.tau);
   });
   // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.
   parallel_items<BackwardScratch<T>>(heads * nk, threads, [&](Eigen::Index item, BackwardScratch<T>& w) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 #include <cstdint>
 #include <limits>
 
@@ -86,13 +87,19 @@ inline T softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index n, T
   for (Eigen::Index j = 0; j < n; ++j) dot += p[j] * (dp[j] - base);
   for (Eigen::Index j = 0; j < n; ++j)
     if (p[j] > 0 && z[j] > c) c = z[j];
-  T dtau = 0;
+  // dtau = -(1/tau) sum_j g_j (z_j - c) / tau with g_j = tau dz_j, summed before the last
+  // division: each term is finite (|(z_j - c) / tau| < 104 wherever p_j > 0), so a tiny tau
+  // gives one overflow at the end (+-inf, which attention_backward reports) instead of
+  // +inf and -inf terms adding to NaN (fuzzer finding: tau = 1e-40, z within 1e-39 of c).
+  // Float rows sum in double, so that many large terms cannot overflow the sum either.
+  using Acc = std::conditional_t<(sizeof(T) < sizeof(double)), double, T>;
+  Acc acc = 0;
   for (Eigen::Index j = 0; j < n; ++j) {
-    dz[j] = p[j] > 0 ? p[j] * ((dp[j] - base) - dot) / tau : T(0);
-    // A zero gap contributes exactly 0, also when dz overflowed (tau near 0): no inf * 0.
-    if (p[j] > 0 && z[j] != c) dtau -= dz[j] * scaled_gap(z[j], c, tau);
+    const T g = p[j] > 0 ? p[j] * ((dp[j] - base) - dot) : T(0);
+    dz[j] = g / tau;
+    if (p[j] > 0 && z[j] != c) acc += Acc(g) * Acc(scaled_gap(z[j], c, tau));  // a zero gap adds exactly 0
   }
-  return dtau;
+  return T(-acc / Acc(tau));
 }
 
 }  // namespace qkscope::norm

@@ -1,0 +1,97 @@
+// Findings of the libFuzzer harnesses (tests/fuzz, docs/RELIABILITY.md), each as a small
+// input with its right value, computed by hand in exact arithmetic where stated.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "qkscope/cpu/attention.hpp"
+#include "qkscope/norm/row.hpp"
+#include "qkscope/qkscope.hpp"
+#include "support/convert.hpp"
+
+using namespace qkscope;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+cpu::TiledOptions one_thread_small_tiles() {
+  cpu::TiledOptions o;
+  o.threads = 1;
+  o.block_q = 1;
+  o.block_k = 2;  // the row spans two key tiles
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("tiled dtemperature with a tiny scale and large dP: no cancellation (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, q = 1, keys 1, 2, 3, scale 1e-30, tau 1: logits x = [1, 2, 3] e-30, so P = 1/3 each
+  // (to 1e-30). Values [1, 2, -1] e30, dO = 1: dP = V, D = mean dP = (2/3) e30,
+  // dL/dtau = -sum_j P_j (dP_j - D) x_j = -(1/3)(1/3 + 8/3 - 15/3) = 2/3.
+  // The tiled kernel expanded this into sums of P dP log P and P log P whose difference
+  // cancelled to 0.
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{1}, {2}, {3}}),
+               V = qktest::mat<float>({{1e30}, {2e30}, {-1e30}}), dO = qktest::mat<float>({{1}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.scale = 1e-30;
+  const auto r = attention_forward<float>(Q, K, V, {}, c);
+  const auto g = attention_backward<float>(Q, K, V, {}, c, r, dO);
+  CHECK_THAT(g.dtemperature, WithinRel(2.0 / 3.0, 1e-5));
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  REQUIRE_FALSE(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread_small_tiles());
+  CHECK_THAT(tg.dtemperature, WithinRel(2.0 / 3.0, 1e-5));
+}
+
+TEST_CASE("tiled dK with large, close dP values: D is not rounded before dP - D (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dP = V = [1000, 1000.001, 1000.002] (as float): dP - D is ~1e-3 while float's spacing at
+  // 1000 is 6e-5, so a D rounded to float cost dx (and dK) up to 3% here. Reference: the
+  // core in double on the same float inputs.
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{0}, {0.1}, {0.2}}),
+               V = qktest::mat<float>({{1000.0}, {1000.001}, {1000.002}}), dO = qktest::mat<float>({{1}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.scale = -1;
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  REQUIRE_FALSE(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread_small_tiles());
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto rd = attention_forward<double>(Qd, Kd, Vd, {}, cd);
+  const auto gd = attention_backward<double>(Qd, Kd, Vd, {}, cd, rd, dO.cast<double>());
+  for (Eigen::Index j = 0; j < 3; ++j) {
+    INFO("key " << j);
+    CHECK_THAT(double(tg.dK(j, 0)), WithinRel(gd.dK(j, 0), 1e-4));
+  }
+}
+
+TEST_CASE("softmax backward at a denormal temperature with near-tied scores: dL/dtau is never NaN (fuzzer finding)",
+          "[faults][reliability][norm]") {
+  // tau = 1e-40 and z = [0, -3e-40, -6e-40] (float denormals): p ~ [0.95, 0.05, 0.0024],
+  // dz = p (dp - p . dp) / tau is past FLT_MAX with both signs, and the per-term products
+  // dz_j (z_j - max) / tau were +inf and -inf, summing to NaN. The sum is now formed before
+  // the last division: one overflow (an infinity, which attention_backward reports).
+  const float tau = 1e-40f;
+  const std::vector<float> z = {0.0f, -3e-40f, -6e-40f}, dp = {0.0f, 1.0f, -1.0f};
+  std::vector<float> p(3), dz(3);
+  norm::stable_softmax(z.data(), 3, tau, nullptr, p.data());
+  const float dtau = norm::softmax_backward(z.data(), p.data(), dp.data(), 3, tau, dz.data());
+  CHECK_FALSE(std::isnan(dtau));
+  // In double the same row has a finite dL/dtau: -(1/tau) sum_j p_j (dp_j - p . dp) (z_j / tau).
+  const double taud = double(tau);
+  std::vector<double> zd(z.begin(), z.end()), dpd(dp.begin(), dp.end()), pd(3), dzd(3);
+  norm::stable_softmax(zd.data(), 3, taud, nullptr, pd.data());
+  const double got = norm::softmax_backward(zd.data(), pd.data(), dpd.data(), 3, taud, dzd.data());
+  double dot = 0, want = 0;
+  for (int j = 0; j < 3; ++j) dot += pd[j] * dpd[j];
+  for (int j = 0; j < 3; ++j) want -= pd[j] * (dpd[j] - dot) * (zd[j] / taud) / taud;
+  CHECK(std::isfinite(got));
+  CHECK_THAT(got, WithinRel(want, 1e-12));
+  CHECK(std::isinf(dtau));  // float: |dL/dtau| ~ 1e40 is past FLT_MAX
+}
