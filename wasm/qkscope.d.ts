@@ -289,6 +289,10 @@ export interface MultiHeadOptions {
   keyLengths?: ArrayLike<number>;
   /** ALiBi with head h's slope from the ALiBi paper's construction for H heads. */
   alibi?: boolean;
+  /** T5 bucketing of relative positions, as `ForwardOptions.t5`; needs `t5Table`. */
+  t5?: T5BucketOptions;
+  /** One T5 table per head, (heads, t5.numBuckets): head h adds t5Table[h][bucket(j - (i + o))]. */
+  t5Table?: MatrixLike;
 }
 
 export interface MultiHeadResult {
@@ -376,7 +380,7 @@ export interface LinearAttentionOptions {
 export interface LinearAttentionResult {
   /** (L_q, d_v). */
   output: Matrix;
-  /** phi(q_i) . z_i per row (after a stabiliser that cancels in the output), (L_q). 0 = the row has no weight and output 0. */
+  /** phi(q_i) . z_i per row after a stabiliser that cancels in the output (>= 1), (L_q). 0 = the row sees no key (causal) and has output 0. */
   denominator: Float32Array;
   /** Implied weights phi(q_i).phi(k_j) / denominator_i, (L_q, L_k); present when `weights` was true. */
   weights?: Matrix;
@@ -386,10 +390,24 @@ export interface LinearAttentionResult {
   dValue?: Matrix;
 }
 
-/** Softmax attention over one set of keys: output (L_q, d_v) and logsumexp (L_q), -Infinity where no key is visible. */
+/**
+ * Softmax attention over one set of keys: output (L_q, d_v) and logsumexp (L_q), -Infinity where no key is
+ * visible (only -Infinity: a finite number beyond float32 is an error, not an empty partition). The result
+ * objects of `forward` and `attention` are states as they are: their other fields are ignored; any other key
+ * is rejected as a likely typo.
+ */
 export interface AttentionState {
   output: MatrixLike;
   logsumexp: VectorLike;
+  rawScores?: unknown;
+  scores?: unknown;
+  maskedScores?: unknown;
+  weights?: unknown;
+  entropy?: unknown;
+  maxWeight?: unknown;
+  params?: unknown;
+  scale?: unknown;
+  tiled?: unknown;
 }
 
 /**

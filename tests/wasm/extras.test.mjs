@@ -29,6 +29,29 @@ test('multi-head: shapes, per-head weights sum to 1, fully masked sequence gives
   assert.notDeepEqual(Array.from(r.output.data), Array.from(r2.output.data));
 });
 
+test('multi-head: per-head T5 tables reweight each head by e^table[bucket], with forward\'s option names', () => {
+  const query = Array.from({ length: 5 }, (_, i) => [Math.sin(i), Math.cos(i), i / 5]);
+  const t5 = { numBuckets: 4, maxDistance: 8, bidirectional: true };
+  const t5Table = [[0.5, -1, 2, 0.25], [0, 0, 0, 0]];
+  const base = { query, heads: 2, dK: 3, dV: 2, seed: 3, causal: true };
+  const plain = qk.multiHeadForward(base), biased = qk.multiHeadForward({ ...base, t5, t5Table });
+  const buckets = qk.t5Buckets({ ...t5, queries: 5 });
+  for (let h = 0; h < 2; h++) {
+    const w0 = plain.heads[h].weights.data, w1 = biased.heads[h].weights.data;
+    for (let i = 0; i < 5; i++) {
+      const u = [0, 1, 2, 3, 4].map((j) => w0[i * 5 + j] * Math.exp(t5Table[h][buckets.data[i * 5 + j]]));
+      const sum = u.reduce((a, b) => a + b, 0);
+      for (let j = 0; j < 5; j++) assert.ok(Math.abs(w1[i * 5 + j] - u[j] / sum) < 1e-5, `head ${h}, (${i}, ${j})`);
+    }
+  }
+  assert.notDeepEqual(Array.from(biased.heads[0].weights.data), Array.from(plain.heads[0].weights.data));
+  const bad = (opts, re) => assert.throws(() => qk.multiHeadForward({ ...base, ...opts }), (e) => e instanceof RangeError && re.test(e.message), String(re));
+  bad({ t5 }, /t5Table \(heads x t5\.numBuckets, one table per head\) is required/);
+  bad({ t5Table }, /t5Table is set but t5/);
+  bad({ t5, t5Table: [[1, 2, 3, 4]] }, /t5Table must have shape \(heads, t5\.numBuckets\) = \(2, 4\), got \(1, 4\)/);
+  bad({ t5: { ...t5, numBuckets: 1 }, t5Table }, /t5\.numBuckets must be an integer \[2, 2147483647\], got 1/);
+});
+
 test('multi-head errors name the argument', () => {
   assert.throws(() => qk.multiHeadForward({ query: X, heads: 3, kvHeads: 2, dK: 2, dV: 2 }),
     (e) => e instanceof RangeError && /kvHeads/.test(e.message));

@@ -83,6 +83,24 @@ test('linearAttention errors are RangeErrors naming the argument', () => {
   bad({ query: Q, key: K, value: V, scale: -1 }, /scale must be finite and > 0/);
   bad({ query: Q, key: K, value: V, gradOutput: mat(2, 5, 1) }, /gradOutput must have shape \(2, 2\)/);
   bad({ query: Q, key: K, value: V, featurs: 8 }, /unknown option 'featurs'/);
+  for (const featureMap of ['elu', 'favor']) bad({ query: Q, key: [], value: [], featureMap }, /key must be non-empty/);
+});
+
+test('linearAttention: features far below the others do not underflow the output to 0', () => {
+  const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-5 * Math.abs(want), `${what}: ${got} vs ${want}`);
+  // Causal FAVOR+: row 0 sees only key 0, so its output is that key's value whatever key 1 is.
+  for (const k1 of [0, 5, 10])
+    near(qk.linearAttention({ query: [[0], [0]], key: [[20], [k1]], value: [[7], [1]], causal: true, scale: 1, features: 64 })
+      .output.data[0], 7, `k1 = ${k1}`);
+  // One key: the output is its value.
+  near(qk.linearAttention({ query: [[30]], key: [[-30]], value: [[7]], scale: 1 }).output.data[0], 7, 'one key');
+  // elu + 1 with d = 1: phi(q) cancels, O = sum_j phi(k_j) v_j / sum_j phi(k_j), also where e^q underflows.
+  const key = [[0.5], [-1], [2]], value = [[1], [2], [3]];
+  const want = (1.5 + 2 * Math.exp(-1) + 9) / (4.5 + Math.exp(-1));
+  for (const q of [-88, -100, -1000])
+    near(qk.linearAttention({ query: [[q]], key, value, featureMap: 'elu' }).output.data[0], want, `q = ${q}`);
+  near(qk.linearAttention({ query: [[1]], key: [[-100], [-120]], value: [[1], [2]], featureMap: 'elu' }).output.data[0],
+    (1 + 2 * Math.exp(-20)) / (1 + Math.exp(-20)), 'keys -100, -120');
 });
 
 test('linearAttention: elu rejects the FAVOR+-only options, naming the option', () => {
@@ -95,9 +113,12 @@ test('linearAttention: elu rejects the FAVOR+-only options, naming the option', 
 test('linearAttention: finite inputs that overflow float32 throw a RangeError naming the input, never NaN', () => {
   const bad = (opts, re) => assert.throws(() => qk.linearAttention(opts), (e) => e instanceof RangeError && re.test(e.message), String(re));
   const value = [[1], [2]], gradOutput = [[1]];
-  for (const causal of [false, true])
-    bad({ query: [[1e20, 1e20]], key: [[1e20, 1e20], [1, 1]], value, gradOutput, featureMap: 'elu', causal },
-      /query row 0 overflows the normaliser/);
+  // elu + 1 of 1e20: phi(q) . phi(k) = 2e40 would overflow float32; the ratio (about 1) does not.
+  for (const causal of [false, true]) {
+    const r = qk.linearAttention({ query: [[1e20, 1e20]], key: [[1e20, 1e20], [1, 1]], value, gradOutput, featureMap: 'elu', causal });
+    assert.ok(Math.abs(r.output.data[0] - 1) < 1e-6);
+    for (const g of [r.dQuery, r.dKey, r.dValue]) assert.ok(g.data.every(Number.isFinite));
+  }
   bad({ query: [[1e30, 1e30]], key: [[1e30, 1e30], [1, 1]], value, features: 16 }, /query row 0 overflows the FAVOR\+ feature map/);
   bad({ query: [[1, 1]], key: [[1e30, 1e30], [1, 1]], value, features: 16 }, /key row 0 overflows the FAVOR\+ feature map/);
   bad({ query: [[1, 1]], key: [[1, 1], [1, 1]], value: [[3e38], [3e38]], featureMap: 'elu' }, /value: the key-value state/);
@@ -107,7 +128,7 @@ test('linearAttention: finite inputs that overflow float32 throw a RangeError na
   for (const g of [r.dQuery, r.dKey, r.dValue]) assert.ok(g.data.every(Number.isFinite));
 });
 
-test('mergeStates: keys split at every position merge back to the one-pass result', () => {
+test('mergeStates: keys split at every position merge back to the one-pass result', async () => {
   const Q = mat(3, 4, 8, 1.5), K = mat(5, 4, 9, 1.5), V = mat(5, 2, 10);
   const keepCols = (lo, hi) => Q.map(() => K.map((_, j) => j >= lo && j < hi));
   const run = (lo, hi) => qk.forward({ query: Q, key: K, value: V, causal: true, mask: keepCols(lo, hi) });
@@ -120,6 +141,10 @@ test('mergeStates: keys split at every position merge back to the one-pass resul
     for (let i = 0; i < 3; i++) assert.ok(Math.abs(m.logsumexp[i] - whole.logsumexp[i]) < 1e-5);
     if (s === 0 || s === 5) assert.deepEqual(m.output.data, whole.output.data, 'an empty part is the identity, bit for bit');
   }
+  // The result objects of forward() and attention() are states as they are.
+  const tiled = await qk.attention({ query: Q, key: K, value: V, causal: true, mask: keepCols(2, 5) });
+  const mf = qk.mergeStates(run(0, 2), tiled);
+  for (let n = 0; n < whole.output.data.length; n++) assert.ok(Math.abs(mf.output.data[n] - whole.output.data[n]) < 1e-6);
   const empty = { output: [[0, 0]], logsumexp: [-Infinity] };
   const e = qk.mergeStates(empty, empty);
   assert.deepEqual(Array.from(e.output.data), [0, 0]);
@@ -134,6 +159,9 @@ test('mergeStates errors name the state and field', () => {
   bad({ output: s.output, logsumexp: [0, Infinity] }, s, /a\.logsumexp must be finite or -Infinity, got Infinity at 1/);
   bad({ output: s.output, logsumexp: [0, 'x'] }, s, /a\.logsumexp\[1\] must be a number/);
   bad(s, { output: s.output }, /b\.logsumexp is required/);
+  bad({ output: s.output, logsumexp: [1e39, 0] }, s, /a\.logsumexp\[0\] = 1e\+39 overflows float32/);
+  bad(s, { output: s.output, logsumexp: [0, -1e39] }, /b\.logsumexp\[1\] = -1e\+39 overflows float32/);
+  bad(s, { ...s, logsumexpp: [0, 0] }, /b: unknown option 'logsumexpp'/);
   bad(s, 3, /b must be an object \{output, logsumexp\}/);
 });
 

@@ -10,7 +10,7 @@ namespace {
 
 const char* const kMultiHeadKeys[] = {"query", "keyValue", "batch", "heads", "kvHeads", "dK", "dV",
                                       "dOut", "seed", "score", "temperature", "causal",
-                                      "causalAlignment", "keyLengths", "alibi"};
+                                      "causalAlignment", "keyLengths", "alibi", "t5", "t5Table"};
 const char* const kPrecisionKeys[] = {"scores", "mask", "dtype", "fill", "method"};
 
 /// (rows, cols) with N(0, 1/rows) entries: Glorot-style projection weights from a seed.
@@ -45,6 +45,22 @@ val js_multi_head_forward(val opts) {
       else if (s != "top_left") fail("causalAlignment must be 'top_left' or 'bottom_right', got '" + s + "'");
     }
     if (!absent(opts["alibi"])) cfg.alibi = boolean(opts["alibi"], "alibi");
+    // T5 with forward's option names; t5Table holds one table per head (H, numBuckets).
+    if (const val t = opts["t5"]; !absent(t)) {
+      if (!is_object(t) || t.isArray())
+        fail("t5 must be an object {numBuckets, maxDistance, bidirectional}, got " + describe(t));
+      reject_unknown_fields<T5Buckets>(t, "t5");
+      T5Buckets& b = cfg.attention.bias.t5.emplace();
+      read_fields(t, b, "t5.");
+      detail::validate_t5(b, "t5");
+      if (absent(opts["t5Table"])) fail("t5Table (heads x t5.numBuckets, one table per head) is required with t5");
+      cfg.t5_tables = to_matrix(opts["t5Table"], "t5Table");
+      if (cfg.t5_tables.rows() != cfg.heads || cfg.t5_tables.cols() != b.num_buckets)
+        fail("t5Table must have shape (heads, t5.numBuckets) = " + detail::shape_str(cfg.heads, b.num_buckets) +
+             ", got " + detail::shape_of(cfg.t5_tables));
+    } else if (!absent(opts["t5Table"])) {
+      fail("t5Table is set but t5 (the bucketing) is not");
+    }
     if (const val k = opts["keyLengths"]; !absent(k)) {
       const Vector lens = to_vector(k, "keyLengths");
       for (Eigen::Index b = 0; b < lens.size(); ++b) {

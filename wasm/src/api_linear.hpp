@@ -14,7 +14,11 @@ namespace {
 // In the order of LinearAttentionOptions in wasm/qkscope.d.ts.
 const char* const kLinearKeys[] = {"query", "key", "value", "featureMap", "features", "seed", "scale",
                                    "orthogonal", "causal", "causalAlignment", "weights", "gradOutput"};
-const char* const kStateKeys[] = {"output", "logsumexp"};
+// A state is {output, logsumexp}; the result objects of forward() and attention() are states
+// too, so their other fields (ForwardResult, AttentionResult in wasm/qkscope.d.ts) are accepted
+// and ignored. Any other key is still a typo and rejected.
+const char* const kStateKeys[] = {"output", "logsumexp", "rawScores", "scores", "maskedScores", "weights",
+                                  "entropy", "maxWeight", "params", "scale", "tiled"};
 const char* const kPatternKeys[] = {"queries", "keys", "window", "global", "random", "seed", "causalAlignment"};
 
 val js_linear_attention(val opts) {
@@ -69,7 +73,12 @@ Vector to_lse(const val& v, const std::string& name) {
   for (std::size_t j = 0; j < n; ++j) {
     const val e = v[j];
     if (!e.isNumber()) fail(name + "[" + std::to_string(j) + "] must be a number, got " + describe(e));
-    out(Eigen::Index(j)) = static_cast<float>(e.as<double>());
+    const double x = e.as<double>();
+    out(Eigen::Index(j)) = static_cast<float>(x);
+    // A finite number beyond float32 would become +-Infinity, and -Infinity means "empty".
+    if (std::isfinite(x) && !std::isfinite(out(Eigen::Index(j))))
+      fail(name + "[" + std::to_string(j) + "] = " + num_str(x) +
+           " overflows float32 (|x| > 3.4e38); only -Infinity marks an empty partition");
   }
   return out;
 }

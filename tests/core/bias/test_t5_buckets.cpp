@@ -75,4 +75,7 @@ TEST_CASE("T5 bucket matrix follows the diagonal offset; bad sizes throw naming 
   CHECK_THROWS_WITH(t5_bucket_matrix({true, 1, 16}, 2, 2, 0), Contains("t5.num_buckets must be >= 2, got 1"));
   CHECK_THROWS_WITH(t5_bucket_matrix({true, 8, 0}, 2, 2, 0), Contains("t5.max_distance must be >= 1, got 0"));
   CHECK_THROWS_AS(t5_bucket_matrix({false, -3, 16}, 2, 2, 0), std::invalid_argument);
+  CHECK_THROWS_WITH(t5_bucket_matrix(T5Buckets{}, -1, 2, 0), Contains("L_q must be >= 0, got -1"));
+  CHECK_THROWS_WITH(t5_bucket_matrix(T5Buckets{}, 2, -4, 0), Contains("L_k must be >= 0, got -4"));
+  CHECK(t5_bucket_matrix(T5Buckets{}, 0, 3, 0).size() == 0);
 }

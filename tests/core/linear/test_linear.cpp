@@ -76,11 +76,14 @@ TEST_CASE("linear attention matches the reference for every feature map, shape a
 }
 
 TEST_CASE("linear attention gradients match central finite differences of the reference", "[linear][grad]") {
+  // Spread 4: log-features far apart, so the stabiliser's column maxima (and, causal, their
+  // rescaling as later keys raise them) are exercised.
   qkscope::detail::Rng rng(12);
+  for (const double spread : {0.7, 4.0})
   for (const auto& v : kVariants)
     for (const auto& c : kCases) {
       const Eigen::Index m = c.d + 2;
-      MatrixD Q = qktest::randn(rng, c.L_q, c.d, 0.7), K = qktest::randn(rng, c.L_k, c.d, 0.7);
+      MatrixD Q = qktest::randn(rng, c.L_q, c.d, spread), K = qktest::randn(rng, c.L_k, c.d, spread);
       MatrixD V = qktest::randn(rng, c.L_k, c.d_v);
       const MatrixD G = qktest::randn(rng, c.L_q, c.d_v);
       const auto phi = make_map<double>(v, m, c.d, 6);
@@ -99,7 +102,7 @@ TEST_CASE("linear attention gradients match central finite differences of the re
         }
         return out;
       };
-      INFO(v.name << " (L_q, L_k, d, d_v) = (" << c.L_q << ", " << c.L_k << ", " << c.d << ", " << c.d_v << ")");
+      INFO(v.name << ", spread " << spread << " (L_q, L_k, d, d_v) = (" << c.L_q << ", " << c.L_k << ", " << c.d << ", " << c.d_v << ")");
       CHECK_GRAD("dQ", g.dQ, fd(Q));
       CHECK_GRAD("dK", g.dK, fd(K));
       CHECK_GRAD("dV", g.dV, fd(V));
@@ -160,27 +163,102 @@ TEST_CASE("FAVOR+ projection: orthogonal rows within each block, chi-distributed
   CHECK(big.rowwise().squaredNorm().mean() == Approx(double(d)).margin(0.25));
 }
 
-TEST_CASE("linear attention: a row with a zero denominator gets output 0 and gradient 0", "[linear]") {
-  // elu + 1 of -200 is e^-200, 0 in float: every feature product underflows.
-  Matrix Q = Matrix::Constant(2, 3, 0.5f), K = Matrix::Constant(4, 3, 0.25f), V = Matrix::Ones(4, 2);
-  Q.row(1).setConstant(-200.f);
-  const auto phi = elu_features<float>();
-  const auto f = linear_attention_forward<float>(Q, K, V, phi);
-  CHECK(f.denominator(1) == 0.f);
-  CHECK(f.output.row(1).isZero());
-  CHECK(f.output.row(0).isApprox(Matrix::Ones(1, 2)));
-  const auto g = linear_attention_backward<float>(Q, K, V, phi, {}, f, Matrix::Ones(2, 2));
-  CHECK(g.dQ.row(1).isZero());
-  CHECK(g.dQ.allFinite());
-  CHECK(g.dK.allFinite());
-  CHECK(g.dV.allFinite());
+TEST_CASE("linear attention: a row with no visible key gets output 0 and gradient 0", "[linear]") {
   // Bottom-right alignment with L_q > L_k: the first L_q - L_k queries see no key.
-  const Matrix Q2 = Matrix::Constant(5, 3, 0.1f);
-  const auto c = linear_attention_forward<float>(Q2, K.topRows(2), V.topRows(2), phi,
-                                                 {true, CausalAlignment::bottom_right});
-  CHECK(c.output.topRows(3).isZero());
-  CHECK(c.denominator.head(3).isZero());
-  CHECK((c.denominator.tail(2).array() > 0).all());
+  const Matrix K = Matrix::Constant(2, 3, 0.25f), V = Matrix::Ones(2, 2), Q = Matrix::Constant(5, 3, 0.1f);
+  for (const bool favor : {false, true}) {
+    const auto phi = favor ? favor_features<float>(8, 3, 1) : elu_features<float>();
+    const LinearConfig cfg{true, CausalAlignment::bottom_right};
+    const auto c = linear_attention_forward<float>(Q, K, V, phi, cfg);
+    CHECK(c.output.topRows(3).isZero());
+    CHECK(c.denominator.head(3).isZero());
+    CHECK((c.denominator.tail(2).array() >= 1).all());
+    CHECK(c.output.bottomRows(2).isApprox(Matrix::Ones(2, 2)));
+    const auto g = linear_attention_backward<float>(Q, K, V, phi, cfg, c, Matrix::Ones(5, 2));
+    CHECK(g.dQ.topRows(3).isZero());
+    CHECK(g.dQ.allFinite());
+    CHECK(g.dK.allFinite());
+    CHECK(g.dV.allFinite());
+    CHECK(implied_weights(c, cfg).topRows(3).isZero());
+  }
+}
+
+TEMPLATE_TEST_CASE("linear attention: features far below the others do not underflow the output", "[linear][stabiliser]",
+                   float, double) {
+  using M = Mat<TestType>;
+  const auto elu = elu_features<TestType>();
+  // elu + 1, d = 1: phi(q) is a common factor of every pair, so O = sum_j phi(k_j) v_j / sum_j phi(k_j)
+  // whatever q is, also where phi(q) = e^q underflows.
+  M K(3, 1), V(3, 1);
+  K << 0.5, -1, 2;
+  V << 1, 2, 3;
+  const double e1 = std::exp(-1.0), want = (1.5 * 1 + e1 * 2 + 3 * 3) / (1.5 + e1 + 3);  // 2.30814
+  for (const double q : {0.0, -88.0, -100.0, -200.0, -1000.0, -1e30}) {
+    const auto r = linear_attention_forward<TestType>(M::Constant(1, 1, TestType(q)), K, V, elu);
+    INFO("q = " << q);
+    CHECK(double(r.output(0, 0)) == Approx(want).epsilon(1e-6));
+  }
+  // Keys whose features e^-100, e^-120 underflow float: weights 1 : e^-20.
+  M K2(2, 1), V2(2, 1);
+  K2 << -100, -120;
+  V2 << 1, 2;
+  const double e20 = std::exp(-20.0);
+  CHECK(double(linear_attention_forward<TestType>(M::Ones(1, 1), K2, V2, elu).output(0, 0)) ==
+        Approx((1 + 2 * e20) / (1 + e20)).epsilon(1e-6));
+  // elu + 1 of 1e20: phi(q) . phi(k) = 2e40 overflows float, the ratio does not.
+  M Q3(1, 2), K3(2, 2), V3(2, 1);
+  Q3 << 1e20, 1e20;
+  K3 << 1e20, 1e20, 1, 1;
+  V3 << 1, 2;
+  for (const bool causal : {false, true})
+    CHECK(double(linear_attention_forward<TestType>(Q3, K3, V3, elu, {causal, CausalAlignment::top_left}).output(0, 0)) ==
+          Approx(1).epsilon(1e-6));
+  // FAVOR+, one key: the output is its value whatever the features are.
+  const auto favor = favor_features<TestType>(64, 1, 0, 1);
+  CHECK(double(linear_attention_forward<TestType>(M::Constant(1, 1, 30), M::Constant(1, 1, -30), M::Constant(1, 1, 7),
+                                                  favor).output(0, 0)) == Approx(7).epsilon(1e-6));
+  // Causal FAVOR+: row 0 sees key 0 only, whatever the later key is.
+  for (const double k1 : {0.0, 5.0, 10.0, 20.0}) {
+    M Q(2, 1), K4(2, 1), V4(2, 1);
+    Q << 0, 0;
+    K4 << 20, k1;
+    V4 << 7, 1;
+    const auto r = linear_attention_forward<TestType>(Q, K4, V4, favor, {true, CausalAlignment::top_left});
+    const auto ref = reference::linear_attention<double>(Q.template cast<double>(), K4.template cast<double>(),
+                                                         V4.template cast<double>(), true,
+                                                         favor.W.template cast<double>(), favor.data_scale, true, 0);
+    INFO("k1 = " << k1);
+    CHECK(double(r.output(0, 0)) == Approx(7).epsilon(1e-6));
+    CHECK(double(r.output(1, 0)) == Approx(ref.output(1, 0)).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("causal linear attention: appending later keys never changes earlier rows", "[linear][stabiliser]") {
+  // Large inputs: exponents spread over hundreds, so any maximum over future keys would
+  // underflow earlier rows. The prefix run does the same arithmetic: equal bit for bit.
+  qkscope::detail::Rng rng(41);
+  for (const bool favor : {false, true})
+    for (const double spread : {1.0, 8.0, 30.0}) {
+      const Eigen::Index L = 9, d = 3;
+      const Matrix Q = qktest::randn(rng, L, d, spread).cast<float>(), K = qktest::randn(rng, L, d, spread).cast<float>();
+      const Matrix V = qktest::randn(rng, L, 2).cast<float>();
+      const auto phi = favor ? favor_features<float>(16, d, 3, 1) : elu_features<float>();
+      const LinearConfig cfg{true, CausalAlignment::top_left};
+      const auto full = linear_attention_forward<float>(Q, K, V, phi, cfg);
+      const MatrixD W = phi.W.cast<double>();
+      const auto ref = reference::linear_attention<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), favor, W,
+                                                           phi.data_scale, true, 0);
+      INFO((favor ? "favor+" : "elu") << ", spread " << spread);
+      REQUIRE(full.output.allFinite());
+      for (Eigen::Index p = 1; p < L; ++p) {
+        const auto prefix = linear_attention_forward<float>(Q.topRows(p), K.topRows(p), V.topRows(p), phi, cfg);
+        INFO("prefix of " << p);
+        CHECK(prefix.output == full.output.topRows(p));
+      }
+      // Every row a weighted mean of the values it sees: within the values' range, and near
+      // the double reference (a row's weights can be dominated by one key: 1e-3 of the range).
+      CHECK((full.output.cast<double>() - ref.output).cwiseAbs().maxCoeff() <= 1e-3 * (1 + V.cwiseAbs().maxCoeff()));
+    }
 }
 
 TEST_CASE("FAVOR+ stays finite where the unstabilised features underflow", "[linear][favor]") {
@@ -233,12 +311,29 @@ TEST_CASE("linear attention rejects bad input with errors naming the argument", 
   CHECK_THROWS_WITH(linear_attention_forward<float>(Q, Matrix::Ones(4, 2), V, phi), Contains("key must have the width d = 3"));
   CHECK_THROWS_WITH(linear_attention_forward<float>(Q, K, Matrix::Ones(3, 2), phi), Contains("value must have L_k = 4"));
   CHECK_THROWS_WITH(linear_attention_forward<float>(Matrix(0, 3), K, V, phi), Contains("query must be non-empty"));
+  CHECK_THROWS_WITH(linear_attention_forward<float>(Q, Matrix(0, 3), Matrix(0, 2), phi), Contains("key must be non-empty"));
+  CHECK_THROWS_WITH(favor_features<float>(4, 4, 1, -1), Contains("scale must be finite and >= 0"));
+  CHECK_THROWS_WITH(favor_features<float>(4, 4, 1, -1e-30), Contains("got -1e-30"));
+  CHECK(favor_features<float>(4, 4, 1, 0).data_scale == Approx(std::sqrt(0.5)));  // 0: 1/sqrt(d)
   Matrix bad = Q;
   bad(1, 2) = NAN;
   CHECK_THROWS_WITH(linear_attention_forward<float>(bad, K, V, phi), Contains("query must be finite"));
   const auto f = linear_attention_forward<float>(Q, K, V, phi);
   CHECK_THROWS_WITH(linear_attention_backward<float>(Q, K, V, phi, {}, f, Matrix::Ones(3, 2)),
                     Contains("grad_output must have shape (2, 2)"));
+  // A fwd of other inputs is named, never read out of bounds.
+  const Matrix G = Matrix::Ones(2, 2);
+  const auto other_q = linear_attention_forward<float>(Matrix::Ones(3, 3), K, V, phi);
+  CHECK_THROWS_WITH(linear_attention_backward<float>(Q, K, V, phi, {}, other_q, G), Contains("fwd.output must have shape (2, 2)"));
+  CHECK_THROWS_WITH(linear_attention_backward<float>(Q, K, V, phi, {}, LinearResult<float>{}, G),
+                    Contains("fwd.output must have shape (2, 2), got (0, 0)"));
+  const LinearConfig causal{true, CausalAlignment::top_left};
+  const auto other_k = linear_attention_forward<float>(Q, Matrix::Ones(6, 3), Matrix::Ones(6, 2), phi, causal);
+  CHECK_THROWS_WITH(linear_attention_backward<float>(Q, K, V, phi, causal, other_k, G), Contains("fwd.k_features must have shape (4, 8)"));
+  CHECK_THROWS_WITH(linear_attention_backward<float>(Q, K, V, phi, causal, f, G), Contains("fwd.key_max (causal) must have shape (4, 8)"));
+  CHECK_THROWS_WITH(linear_attention_backward<float>(Q, K, V, favor_features<float>(5, 3, 1), {}, f, G),
+                    Contains("fwd.q_features must have shape (2, 5)"));
+  CHECK_THROWS_AS(implied_weights(f, causal), std::invalid_argument);
 }
 
 TEST_CASE("linear attention: finite inputs that overflow float throw naming the input, never NaN", "[linear][errors]") {
@@ -252,9 +347,12 @@ TEST_CASE("linear attention: finite inputs that overflow float throw naming the 
   for (const bool causal : {false, true}) {
     LinearConfig c;
     c.causal = causal;
-    // elu + 1 grows linearly: phi(q) . z = 2e40 overflows float.
-    CHECK_THROWS_WITH(linear_attention_forward<float>(Q, K, V, elu, c),
-                      Contains("query row 0 overflows the normaliser"));
+    // elu + 1 grows linearly: phi(q) . phi(k) = 2e40 would overflow float; the stabilised
+    // features do not, and the output and gradients are finite.
+    const auto r = linear_attention_forward<float>(Q, K, V, elu, c);
+    CHECK(r.output(0, 0) == Approx(1).epsilon(1e-6));
+    const auto g = linear_attention_backward<float>(Q, K, V, elu, c, r, G);
+    CHECK((g.dQ.allFinite() && g.dK.allFinite() && g.dV.allFinite()));
   }
   // FAVOR+: |x|^2 = 2e60 overflows float; named for the query and for the key.
   const auto favor = favor_features<float>(16, 2, 0);

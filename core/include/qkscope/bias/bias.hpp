@@ -149,10 +149,12 @@ void validate_bias(const BiasSpec<T>& b, Eigen::Index L_q, Eigen::Index L_k) {
 }  // namespace detail
 
 /// The (L_q, L_k) T5 bucket of every pair with diagonal offset o (for display and tests).
-/// Throws std::invalid_argument for num_buckets < 2 or max_distance < 1.
+/// Throws std::invalid_argument for num_buckets < 2, max_distance < 1, or a negative L_q or L_k.
 inline Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> t5_bucket_matrix(
     const T5Buckets& b, Eigen::Index L_q, Eigen::Index L_k, Eigen::Index offset) {
   detail::validate_t5(b, "t5");
+  detail::require(L_q >= 0, "t5_bucket_matrix: L_q must be >= 0, got " + std::to_string(L_q));
+  detail::require(L_k >= 0, "t5_bucket_matrix: L_k must be >= 0, got " + std::to_string(L_k));
   Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> out(L_q, L_k);
   for (Eigen::Index i = 0; i < L_q; ++i)
     for (Eigen::Index j = 0; j < L_k; ++j) out(i, j) = b.bucket(j - (i + offset));

@@ -11,12 +11,20 @@
 //   rescaled by the norm of an independent N(0, I_d) vector (chi with d degrees of
 //   freedom), so every row is marginally N(0, I_d) as Lemma 1 needs (Performer §2.4,
 //   "orthogonal random features"; Yu et al. 2016).
-// Stabiliser: each query row's features are divided by exp(its largest exponent), all keys'
-// by exp(the largest exponent over all keys). Both are constant factors of numerator and
-// denominator of O_i, so they cancel exactly; the largest feature is then 1/sqrt(m), so
-// nothing overflows, and features more than ~87 (float) below the largest underflow to 0
-// (flushed to exactly 0 below the smallest normal: no subnormal arithmetic).
-// The factors are treated as constants in the backward pass, which is exact for O.
+// Log-features. Both maps are handled as L = log phi, which neither overflows nor underflows:
+//   elu + 1: L(x) = log(1 + x) for x > 0, x otherwise;   FAVOR+: L = W a - |a|^2 / 2 - log sqrt(m).
+// Stabiliser (attention.hpp applies it): keys are exponentiated per feature column r against
+// b_r, the largest L_r over the keys a query sees, and b is folded into the query side,
+//   phi~(k_j)_r = exp(L(k_j)_r - b_r),   phi~(q_i)_r = exp(L(q_i)_r + b_r - c_i),
+//   c_i = max_r (L(q_i)_r + b_r).
+// Every pair product phi~(q_i)_r phi~(k_j)_r = phi(q_i)_r phi(k_j)_r e^{-c_i}: the per-row
+// factor e^{-c_i} cancels in O_i, and the denominator is >= 1 (at r* = argmax, the query
+// feature is 1 and the column's largest key feature is 1), so it cannot underflow to 0 and,
+// with all features <= 1, cannot overflow. A feature flushed to 0 (below the smallest normal:
+// no subnormal arithmetic) contributes less than ~1e-38 of the denominator. One maximum per
+// column rather than one over the whole matrix matters: a key whose feature is large in one
+// column would otherwise underflow every other key's features in the other columns.
+// The stabiliser is treated as a constant in the backward pass, which is exact for O.
 #pragma once
 
 #include <cmath>
@@ -29,6 +37,10 @@
 #include "qkscope/types.hpp"
 
 namespace qkscope::linear {
+
+/// A row vector (1, n), e.g. the column maxima of the stabiliser.
+template <class T>
+using RowVec = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 
 enum class FeatureKind { elu, favor };
 
@@ -83,12 +95,13 @@ inline MatrixD favor_projection(Eigen::Index m, Eigen::Index d, std::uint64_t se
 }
 
 /// FAVOR+ features for inputs of width d: m seeded directions, softmax kernel
-/// exp(scale q . k); scale <= 0 means the scaled-dot default 1 / sqrt(d).
-/// Throws std::invalid_argument for m < 1, d < 1 or a non-finite scale.
+/// exp(scale q . k); scale = 0 means the scaled-dot default 1 / sqrt(d).
+/// Throws std::invalid_argument for m < 1, d < 1, or a scale that is negative or not finite.
 template <class T>
 FeatureMap<T> favor_features(Eigen::Index m, Eigen::Index d, std::uint64_t seed, double scale = 0,
                              bool orthogonal = true) {
-  detail::require(std::isfinite(scale), "favor: scale must be finite, got " + detail::num(scale));
+  detail::require(std::isfinite(scale) && scale >= 0,
+                  "favor: scale must be finite and >= 0 (0 = the default 1/sqrt(d)), got " + detail::num(scale));
   FeatureMap<T> f;
   f.kind = FeatureKind::favor;
   f.W = favor_projection(m, d, seed, orthogonal).cast<T>();
@@ -122,44 +135,41 @@ Mat<T> favor_exponents(const FeatureMap<T>& phi, const Mat<T>& X) {
   return E;
 }
 
-/// phi(X) (rows, m). per_row = true (queries) subtracts each row's largest exponent,
-/// false (keys) the largest over all rows; see the file comment. Throws for a width
-/// mismatch, non-finite input, or a FAVOR+ row whose |x|^2 overflows, naming `name` and the row.
+/// log phi(X) (rows, m) (see the file comment). Throws for a width mismatch, non-finite input,
+/// or a FAVOR+ row whose |x|^2 overflows, naming `name` and the row.
 template <class T>
-Mat<T> apply_features(const FeatureMap<T>& phi, const Mat<T>& X, bool per_row, const char* name) {
+Mat<T> log_features(const FeatureMap<T>& phi, const Mat<T>& X, const char* name) {
   detail::check_features(phi, X, name);
-  // Vectorised exp (Eigen's pexp clamps its argument near -88 in float and returns ~1e-39
-  // for anything below, so arguments under the smallest normal's log are flushed to 0).
-  const T lo = std::log(std::numeric_limits<T>::min());
-  const auto exp0 = [lo](const auto& A) { return (A < lo).select(T(0), A.exp()); };
   if (phi.kind == FeatureKind::elu)
-    return (X.array() > T(0)).select(X.array() + T(1), exp0(X.array())).matrix();
+    return X.unaryExpr([](T x) { return x > T(0) ? T(std::log1p(x)) : x; });
   // |x|^2 beyond the float range would make every exponent -inf and the stabiliser inf - inf.
   for (Eigen::Index i = 0; i < X.rows(); ++i)
     qkscope::detail::require(std::isfinite(T(phi.data_scale * phi.data_scale) * X.row(i).squaredNorm()),
                              std::string("linear attention: ") + name + " row " + std::to_string(i) +
                                  " overflows the FAVOR+ feature map (|x|^2 is not finite in this precision)");
   Mat<T> E = favor_exponents(phi, X);
-  const T inv_sqrt_m = T(1) / std::sqrt(T(phi.W.rows()));
-  if (per_row) {
-    for (Eigen::Index i = 0; i < E.rows(); ++i) E.row(i).array() -= E.row(i).maxCoeff();
-  } else {
-    E.array() -= E.maxCoeff();
-  }
-  return (exp0(E.array()) * inv_sqrt_m).matrix();
+  E.array() -= T(0.5 * std::log(double(phi.W.rows())));
+  return E;
 }
 
-/// dL/dX given dL/dF for F = apply_features(phi, X, ...) (stabiliser held constant):
-///   elu + 1:  dX = dF * (x > 0 ? 1 : e^x)
-///   FAVOR+:   dX = s (W^T (dF .* F)^T - a (dF . F))^T row-wise, a = s x.
+/// e^A elementwise, flushed to 0 below the smallest normal (Eigen's vectorised exp clamps its
+/// argument near -88 in float and returns ~1e-39 for anything below; -inf gives 0).
+template <class T, class Derived>
+typename Derived::PlainObject exp_flushed(const Eigen::MatrixBase<Derived>& A) {
+  const T lo = std::log(std::numeric_limits<T>::min());
+  return (A.array() < lo).select(T(0), A.array().exp()).matrix();
+}
+
+/// dL/dX given dL/dlog phi(X) (rows, m), the gradient with respect to the log-features:
+///   elu + 1:  dX = dL * (x > 0 ? 1 / (1 + x) : 1)
+///   FAVOR+:   dX = s (W^T dL^T - a (sum_r dL_r))^T row-wise, a = s x.
 template <class T>
-Mat<T> features_backward(const FeatureMap<T>& phi, const Mat<T>& X, const Mat<T>& F, const Mat<T>& dF) {
+Mat<T> log_features_backward(const FeatureMap<T>& phi, const Mat<T>& X, const Mat<T>& dL) {
   if (phi.kind == FeatureKind::elu)
-    return dF.cwiseProduct(X.unaryExpr([](T x) { return x > T(0) ? T(1) : T(std::exp(x)); }));
+    return dL.cwiseProduct(X.unaryExpr([](T x) { return x > T(0) ? T(1) / (T(1) + x) : T(1); }));
   const T s = T(phi.data_scale);
-  const Mat<T> GF = dF.cwiseProduct(F);  // (rows, m)
-  Mat<T> dX = (GF * phi.W) * s;          // (rows, d)
-  for (Eigen::Index i = 0; i < X.rows(); ++i) dX.row(i) -= (s * s * GF.row(i).sum()) * X.row(i);
+  Mat<T> dX = (dL * phi.W) * s;  // (rows, d)
+  for (Eigen::Index i = 0; i < X.rows(); ++i) dX.row(i) -= (s * s * dL.row(i).sum()) * X.row(i);
   return dX;
 }
 
