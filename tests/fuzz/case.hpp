@@ -143,6 +143,12 @@ inline Case make_case(FuzzedDataProvider& f) {
   return c;
 }
 
+inline std::string num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
+
 /// Stops the run with the case description: libFuzzer saves the input as a crash file.
 [[noreturn]] inline void finding(const std::string& what, const Case& c) {
   std::fprintf(stderr,
@@ -150,7 +156,36 @@ inline Case make_case(FuzzedDataProvider& f) {
                " temperature %.9g, scale %s\n",
                what.c_str(), c.cfg.score.c_str(), c.cfg.normalizer.c_str(), long(c.Q.rows()),
                long(c.K.rows()), long(c.Q.cols()), long(c.K.cols()), long(c.V.cols()), c.cfg.temperature,
-               c.cfg.scale ? std::to_string(*c.cfg.scale).c_str() : "default");
+               c.cfg.scale ? num(*c.cfg.scale).c_str() : "default");
+  // Small cases in full, so that a finding can become a test without a debugger.
+  if (c.Q.size() + c.K.size() + c.V.size() <= 64) {
+    auto print = [](const char* name, const Matrix& m) {
+      std::fprintf(stderr, "  %s =", name);
+      for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        std::fprintf(stderr, " [");
+        for (Eigen::Index j = 0; j < m.cols(); ++j) std::fprintf(stderr, " %.9g", double(m(i, j)));
+        std::fprintf(stderr, " ]");
+      }
+      std::fprintf(stderr, "\n");
+    };
+    print("Q", c.Q);
+    print("K", c.K);
+    print("V", c.V);
+    print("dO", c.dO);
+    const auto& b = c.cfg.bias;
+    const auto& m = c.cfg.mask;
+    std::fprintf(stderr, "  mask: key_length %ld, causal %d, window %ld/%ld; bias: softcap %s, alibi %s, relative %ld, t5 %d, dense %ld\n",
+                 long(m.key_length.value_or(-1)), int(m.causal), long(m.window_left.value_or(-1)),
+                 long(m.window_right.value_or(-1)), b.softcap ? num(*b.softcap).c_str() : "-",
+                 b.alibi_slope ? num(*b.alibi_slope).c_str() : "-", long(b.relative.size()), int(bool(b.t5)),
+                 long(b.dense.size()));
+    if (b.t5) {
+      std::fprintf(stderr, "  t5: bidirectional %d, num_buckets %d, max_distance %d, table =", int(b.t5->bidirectional),
+                   b.t5->num_buckets, b.t5->max_distance);
+      for (Eigen::Index i = 0; i < b.t5_table.size(); ++i) std::fprintf(stderr, " %.9g", double(b.t5_table(i)));
+      std::fprintf(stderr, "\n");
+    }
+  }
   __builtin_trap();
 }
 

@@ -8,6 +8,7 @@
 
 #include "qkscope/cpu/attention.hpp"
 #include "qkscope/norm/row.hpp"
+#include "qkscope/norm/sparsemax.hpp"
 #include "qkscope/qkscope.hpp"
 #include "support/convert.hpp"
 
@@ -94,4 +95,30 @@ TEST_CASE("softmax backward at a denormal temperature with near-tied scores: dL/
   CHECK(std::isfinite(got));
   CHECK_THAT(got, WithinRel(want, 1e-12));
   CHECK(std::isinf(dtau));  // float: |dL/dtau| ~ 1e40 is past FLT_MAX
+}
+
+TEST_CASE("sparsemax backward at a denormal temperature: dL/dtau is never NaN (fuzzer finding)",
+          "[faults][reliability][norm]") {
+  // tau = 1e-40, z = [0, -3e-41, -6e-41]: y = z / tau = [0, -0.3, -0.6], all three in the
+  // support. dp = [0, 1, -1]: g = dp - mean = [0, 1, -1], dz = g / tau = [0, +inf, -inf] in
+  // float, and the old per-term sum gave +inf - inf = NaN.
+  // Exact: dL/dtau = -(1/tau) sum_j g_j (z_j - max) / tau.
+  const float tau = 1e-40f;
+  const std::vector<float> z = {0.0f, -3e-41f, -6e-41f}, dp = {0.0f, 1.0f, -1.0f};
+  std::vector<float> p(3), dz(3);
+  const norm::NoOptions none;
+  const norm::Row<float, norm::NoOptions> row{z.data(), 3, tau, nullptr, &none};
+  norm::Sparsemax::forward(row, p.data());
+  REQUIRE(p[2] > 0);  // the whole row is in the support
+  const float dtau = norm::Sparsemax::backward(row, p.data(), dp.data(), dz.data());
+  CHECK_FALSE(std::isnan(dtau));
+  CHECK(std::isinf(dtau));  // |dL/dtau| ~ 3e39 is past FLT_MAX
+  const double taud = double(tau);
+  std::vector<double> zd(z.begin(), z.end()), dpd(dp.begin(), dp.end()), pd(3), dzd(3);
+  const norm::Row<double, norm::NoOptions> rowd{zd.data(), 3, taud, nullptr, &none};
+  norm::Sparsemax::forward(rowd, pd.data());
+  const double got = norm::Sparsemax::backward(rowd, pd.data(), dpd.data(), dzd.data());
+  double want = 0;
+  for (int j = 0; j < 3; ++j) want -= (dpd[j] - 0.0) * (zd[j] / taud) / taud;  // mean of dp is 0
+  CHECK_THAT(got, WithinRel(want, 1e-12));
 }

@@ -3,6 +3,8 @@
 // forward rounded to float as a second naive evaluation), and small matrices from literals.
 #pragma once
 
+#include <cstdint>
+
 #include <initializer_list>
 
 #include "qkscope/attention.hpp"
@@ -22,7 +24,14 @@ qkscope::AttentionConfig<U> config_as(const qkscope::AttentionConfig<T>& c) {
   o.bias.softcap = c.bias.softcap;
   o.bias.alibi_slope = c.bias.alibi_slope;
   o.bias.relative = c.bias.relative.template cast<U>();
+  o.bias.t5 = c.bias.t5;
+  o.bias.t5_table = c.bias.t5_table.template cast<U>();
   o.bias.dense = c.bias.dense.template cast<U>();
+#if UINTPTR_MAX == 0xffffffffffffffffu
+  // A new BiasSpec field must be copied above too: a reference computed without it passes
+  // for a wrong value (the T5 table was missed once; fuzzer finding). Its size changes then.
+  static_assert(sizeof(qkscope::BiasSpec<float>) == 104, "BiasSpec changed: copy its new field in config_as");
+#endif
   return o;
 }
 

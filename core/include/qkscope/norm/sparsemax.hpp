@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "qkscope/norm/row.hpp"
@@ -53,12 +54,18 @@ struct Sparsemax {
         m = std::max(m, r.z[j]);
       }
     const T mean = support ? sum / T(support) : T(0);
-    T dtau = 0;
+    // dtau = -(1/tau) sum_j g_j (z_j - m) / tau, g_j = tau dz_j, summed before the last
+    // division (|z_j - m| / tau < 1 on the support): a tiny tau overflows once, to +-inf,
+    // instead of adding +inf and -inf terms (NaN; fuzzer finding at tau = 1e-40). Float rows
+    // sum in double.
+    using Acc = std::conditional_t<(sizeof(T) < sizeof(double)), double, T>;
+    Acc acc = 0;
     for (Eigen::Index j = 0; j < r.n; ++j) {
-      dz[j] = p[j] > 0 ? ((dp[j] - base) - mean) / r.tau : T(0);
-      if (p[j] > 0 && r.z[j] != m) dtau -= dz[j] * scaled_gap(r.z[j], m, r.tau);  // no inf * 0
+      const T g = p[j] > 0 ? (dp[j] - base) - mean : T(0);
+      dz[j] = g / r.tau;
+      if (p[j] > 0 && r.z[j] != m) acc += Acc(g) * Acc(scaled_gap(r.z[j], m, r.tau));  // no inf * 0
     }
-    return dtau;
+    return T(-acc / Acc(r.tau));
   }
 };
 
