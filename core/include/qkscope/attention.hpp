@@ -212,12 +212,14 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
     r.scale = cfg.scale.value_or(F::default_scale(shape));
   });
   detail::require(std::isfinite(r.scale), "scale must be finite, got " + detail::num(r.scale));
+  const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
+  detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
   // A finite double past T's range would be inf once applied (every score inf or NaN).
+  // Checked after the mask and bias, as the tiled paths see it (they validate those, then
+  // hand an unsafe scale to the core; fuzzer finding).
   detail::require(std::isfinite(double(T(r.scale))),
                   "scale " + detail::num(r.scale) + " overflows to inf in this precision (largest finite value " +
                       detail::num(double(std::numeric_limits<T>::max())) + ")");
-  const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
-  detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
 
   // The pipeline's functors (pipeline/), element by element; the temperature is applied
   // inside the normalizer, so the modifiers here stop at z.

@@ -122,3 +122,24 @@ TEST_CASE("sparsemax backward at a denormal temperature: dL/dtau is never NaN (f
   for (int j = 0; j < 3; ++j) want -= (dpd[j] - 0.0) * (zd[j] / taud) / taud;  // mean of dp is 0
   CHECK_THAT(got, WithinRel(want, 1e-12));
 }
+
+TEST_CASE("tiled backward with logits near 1e35: P is normalised by its recomputed row sum (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, q = 1.66e35, three keys 1 with key_length 2: two tied visible keys, P = [0.5, 0.5, 0].
+  // The float lse is x itself (log 2 is below its spacing), so exp(x - lse) gave P = 1 for
+  // both keys and dV = [1, 1, 0] instead of dV_j = P_j dO = [0.5, 0.5, 0].
+  const Matrix Q = qktest::mat<float>({{1.66153499e35}}), K = qktest::mat<float>({{1}, {1}, {1}}),
+               V = qktest::mat<float>({{0}, {0}, {1}}), dO = qktest::mat<float>({{1}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.mask.key_length = 2;
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  REQUIRE_FALSE(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread_small_tiles());
+  CHECK(tg.dV(0, 0) == 0.5f);
+  CHECK(tg.dV(1, 0) == 0.5f);
+  CHECK(tg.dV(2, 0) == 0.0f);
+  // dP = V = [0, 0] on the visible keys: D = 0 and dx = 0, so dQ = dK = 0 exactly.
+  CHECK(tg.dQ.isZero(0));
+  CHECK(tg.dK.isZero(0));
+}

@@ -1,5 +1,5 @@
 // qkscope/cpu/flash_backward.hpp — tiled backward of flash.hpp for a batch of heads.
-//   P = exp(x - lse), dP = dO V^T, D_i = sum_j P_ij dP_ij / sum_j P_ij, dx = P (dP - D)
+//   P = exp(x - lse) / (its row sum), dP = dO V^T, D_i = sum_j P_ij dP_ij, dx = P (dP - D)
 // (Dao 2023, Alg. 2, which takes D_i = dO_i . O_i instead). D is summed from the very P and
 // dP the gradient uses, so sum_j dx_ij = 0 holds to rounding of the sum: where a row is
 // one-hot (low temperature) or its dP are tied, dx is exactly 0, as in the core's normalizer
@@ -59,11 +59,11 @@ void finish_tile(const TileOps<T>& ops, const Eigen::VectorXd& D, Eigen::Index i
   ops.backward(dX, S, i0, j0, drel, ddense);
 }
 
-/// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx).
-/// Returns false for an empty tile.
+/// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx), and P
+/// divided by its row sum (inv_sum, from pass B). Returns false for an empty tile.
 template <class T, class Scorer>
 bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const Mat<T>& dO,
-               const Vec<T>& lse, const Eigen::VectorXd* D, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
+               const Vec<T>& lse, const Eigen::VectorXd* D, const Eigen::VectorXd* inv_sum, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
                Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<T>* drel,
                std::type_identity_t<Mat<T>>* ddense, double* rows) {
   const pipeline::Mask& mask = ops.mask;
@@ -98,6 +98,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     auto ps = P.row(r).segment(lo, hi - lo);
     ps = X.row(r).segment(lo, hi - lo);
     exp_shifted(ps, lse(i), general, w.tmp);  // P = exp(x - lse); X keeps the logits
+    if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
   if (rows) {  // per-row sums c = sum P dP and s = sum P, for D = c / s (flash_backward)
@@ -126,12 +127,13 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   const Eigen::Index n_rel = ops.mods.relative ? 2 * Eigen::Index(ops.mods.R) + 1 : 0,
                      n_t5 = ops.mods.t5 ? Eigen::Index(ops.mods.buckets.num_buckets) : 0, n_pos = n_rel + n_t5,
                      n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
-  std::vector<Eigen::VectorXd> D(heads);  // double: see finish_tile
+  std::vector<Eigen::VectorXd> D(heads), inv_sum(heads);  // double: see finish_tile
   std::vector<Vec<T>> lse(heads);
   std::vector<Mat<T>> rel_part(heads), extra_part(heads);
   std::vector<double> dtau_part(heads * nq, 0.0);
   for (Eigen::Index n = 0; n < heads; ++n) {
     D[n] = Eigen::VectorXd::Zero(L_q);  // filled by pass B
+    inv_sum[n] = Eigen::VectorXd::Zero(L_q);
     lse[n] = fwd[n]->logsumexp;
     g[n].dQs.resize(L_q, scorers[n].q_width());
     g[n].dKs.resize(L_k, scorers[n].k_width());
@@ -155,7 +157,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     std::vector<Eigen::Index> blocks;  // key-tile starts j0 with visible pairs
     for (Eigen::Index j0 = 0; j0 < L_k; j0 += opt.block_k) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
-      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], nullptr, i0, bq, j0, bk, w, nullptr, nullptr,
+      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], nullptr, nullptr, i0, bq, j0, bk, w, nullptr, nullptr,
                      w.rows.data()))
         continue;
       blocks.push_back(j0);
@@ -189,6 +191,14 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       acc += row / sum;
     }
     dtau_part[item] = -acc / double(ops.tau);
+    // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
+    // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
+    // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum.
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      const double sum = w.rows[2 * r + 1];
+      inv_sum[n](i0 + r) = sum > 0 ? 1.0 / sum : 0.0;
+      if (sum > 0) w.rowP.row(r) *= T(1.0 / sum);
+    }
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
@@ -207,7 +217,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     w.extra.setZero(n_extra);
     for (Eigen::Index i0 = 0; i0 < L_q; i0 += opt.block_q) {
       const Eigen::Index bq = std::min(opt.block_q, L_q - i0);
-      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], &D[n], i0, bq, j0, bk, w,
+      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], &D[n], &inv_sum[n], i0, bq, j0, bk, w,
                      n_pos ? rel_part[n].row(t).data() : nullptr,
                      g[n].ddense.size() ? &g[n].ddense : nullptr, nullptr))
         continue;
