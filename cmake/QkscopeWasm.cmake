@@ -65,7 +65,7 @@ set_property(TARGET qkscope_tiled APPEND PROPERTY ADDITIONAL_CLEAN_FILES
 # shipped; build/wasm/qkscope_reference.{mjs,wasm}). -O2: its loops are small at test sizes.
 add_executable(qkscope_reference ${PROJECT_SOURCE_DIR}/tests/wasm/reference/bindings.cpp)
 target_link_libraries(qkscope_reference PRIVATE qkscope)
-target_include_directories(qkscope_reference PRIVATE ${PROJECT_SOURCE_DIR}/core)  # "reference/..."
+target_include_directories(qkscope_reference PRIVATE ${PROJECT_SOURCE_DIR}/core ${PROJECT_SOURCE_DIR}/tests/core)  # "reference/...", "support/..."
 target_compile_options(qkscope_reference PRIVATE -O2 -fwasm-exceptions -Wall -Wextra -Wno-unused-function)
 target_link_options(qkscope_reference PRIVATE -O2 -fwasm-exceptions --bind -sMODULARIZE=1 -sEXPORT_ES6=1
   -sEXPORT_NAME=createQkScopeReference -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1

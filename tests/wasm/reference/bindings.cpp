@@ -6,28 +6,10 @@
 // backward in double is the oracle (as in tests/core/cpu/test_cpu_kernels.cpp).
 #include "../../../wasm/src/api.hpp"
 #include "reference/reference.hpp"
+#include "support/convert.hpp"  // qktest::config_as: the one test-side config conversion
 
 namespace qkscope::wasm {
 namespace {
-
-/// cfg with its biases in U (every other field copied), T5 included.
-template <class U>
-AttentionConfig<U> config_as(const AttentionConfig<float>& c) {
-  AttentionConfig<U> o;
-  o.score = c.score;
-  o.scale = c.scale;
-  o.temperature = c.temperature;
-  o.mask = c.mask;
-  o.normalizer = c.normalizer;
-  o.norm_options = c.norm_options;
-  o.bias.softcap = c.bias.softcap;
-  o.bias.alibi_slope = c.bias.alibi_slope;
-  o.bias.relative = c.bias.relative.cast<U>();
-  o.bias.dense = c.bias.dense.cast<U>();
-  o.bias.t5 = c.bias.t5;
-  o.bias.t5_table = c.bias.t5_table.cast<U>();
-  return o;
-}
 
 /// Row-major entries as a Float64Array (values of either precision, exactly).
 template <class M>
@@ -41,7 +23,7 @@ val js_reference(val opts) {
   return guarded("reference", [&] {
     const Parsed p = parse_options(opts);
     const auto ref = reference::attention<double>(p.Q.cast<double>(), p.K.cast<double>(), p.V.cast<double>(),
-                                                  p.params.cast<double>(), config_as<double>(p.cfg));
+                                                  p.params.cast<double>(), qktest::config_as<double>(p.cfg));
     const auto naive = reference::attention<float>(p.Q, p.K, p.V, p.params, p.cfg);
     val o = val::object();
     o.set("output", f64(ref.output));
@@ -90,7 +72,7 @@ val js_reference_backward(val opts, val grad_output) {
     const Parsed p = parse_options(opts);
     const Matrix G = read_grad_output(p, grad_output);
     const auto p64 = p.params.cast<double>();
-    const auto c64 = config_as<double>(p.cfg);
+    const auto c64 = qktest::config_as<double>(p.cfg);
     const MatrixD Q = p.Q.cast<double>(), K = p.K.cast<double>(), V = p.V.cast<double>();
     const auto f64r = attention_forward<double>(Q, K, V, p64, c64);
     const auto g64 = attention_backward<double>(Q, K, V, p64, c64, f64r, G.cast<double>());
