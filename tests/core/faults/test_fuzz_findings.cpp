@@ -143,3 +143,24 @@ TEST_CASE("tiled backward with logits near 1e35: P is normalised by its recomput
   CHECK(tg.dQ.isZero(0));
   CHECK(tg.dK.isZero(0));
 }
+
+TEST_CASE("tiled backward refuses a non-finite grad_output as the core does (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // linear_concat, L_q 2, L_k 1: with one key P = 1 whatever the scores, and the tiled
+  // backward returned finite gradients for dO = -inf where the core names grad_output.
+  const Matrix Q = qktest::mat<float>({{0}, {0}}), K = qktest::mat<float>({{0}}), V = qktest::mat<float>({{0}});
+  AttentionConfig<float> c;
+  c.score = "linear_concat";
+  const ScoreParams<float> p = init_params<float>("linear_concat", 1, 1, 0, 0);
+  const float bad[] = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  for (const float x : bad) {
+    const Matrix dO = qktest::mat<float>({{x}, {0}});
+    const auto r = attention_forward<float>(Q, K, V, p, c);
+    CHECK_THROWS_WITH(attention_backward<float>(Q, K, V, p, c, r, dO),
+                      Catch::Matchers::Contains("grad_output must be finite"));
+    const auto t = cpu::attention_forward<float>(Q, K, V, p, c, one_thread_small_tiles());
+    REQUIRE_FALSE(t.fallback);
+    CHECK_THROWS_WITH(cpu::attention_backward<float>(Q, K, V, p, c, t, dO, one_thread_small_tiles()),
+                      Catch::Matchers::Contains("grad_output must be finite"));
+  }
+}

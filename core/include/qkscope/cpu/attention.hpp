@@ -232,6 +232,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
   for (std::size_t n = 0; n < heads.size(); ++n) {
     const Eigen::Index d_v = heads[n].V->cols();
     qkscope::detail::require_shape(*dO[n], mask.L_q, d_v, "grad_output (L_q x d_v)");
+    qkscope::detail::require_finite(*dO[n], "grad_output");  // as the core: never a silent pass-through
     qkscope::detail::require_shape(fwd[n]->output, mask.L_q, d_v, "fwd.output (L_q x d_v)");
     qkscope::detail::require(fwd[n]->logsumexp.size() == mask.L_q, "fwd.logsumexp must have length L_q");
     V.push_back(heads[n].V);
