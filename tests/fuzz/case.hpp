@@ -59,6 +59,7 @@ inline double edge_number(FuzzedDataProvider& f) {
     case 8: return std::numeric_limits<double>::infinity();
     case 9: return 1e-3;
     case 10: return std::ldexp(1.0, f.ConsumeIntegralInRange<int>(-160, 140));
+    case 11: return std::pow(10.0, f.ConsumeFloatingPointInRange<double>(-3, -1));  // small tau
     default: return f.ConsumeFloatingPointInRange<double>(0.05, 4.0);
   }
 }

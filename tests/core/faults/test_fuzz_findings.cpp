@@ -10,6 +10,8 @@
 #include "qkscope/norm/row.hpp"
 #include "qkscope/norm/sparsemax.hpp"
 #include "qkscope/qkscope.hpp"
+#include "reference/reference.hpp"
+#include "reference/tolerance.hpp"
 #include "support/convert.hpp"
 
 using namespace qkscope;
@@ -163,4 +165,37 @@ TEST_CASE("tiled backward refuses a non-finite grad_output as the core does (fuz
     CHECK_THROWS_WITH(cpu::attention_backward<float>(Q, K, V, p, c, t, dO, one_thread_small_tiles()),
                       Catch::Matchers::Contains("grad_output must be finite"));
   }
+}
+
+TEST_CASE("tiled logsumexp of a cancelling form near 0 at small tau goes to the core (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // neg_sq_euclidean, tau 0.0326, q = 1, keys [-0.976, 1, 1]: the fast form centres on the
+  // mean key 0.349, so the logits 0 of the two equal keys come from 2 qc kc - qc^2 - kc^2
+  // with terms near 0.85, and 1 / tau amplifies their float rounding to ~2e-6, where the
+  // rule's floor for lse = log 2 is 1.7e-6. That row's logsumexp is recomputed (cpu/exact_lse.hpp).
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{-0.976}, {1}, {1}}),
+               V = qktest::mat<float>({{0.5}, {-1}, {2}});
+  AttentionConfig<float> c;
+  c.score = "neg_sq_euclidean";
+  c.temperature = 0.0326;
+  const auto core = attention_forward<float>(Q, K, V, {}, c);
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  const auto ref = reference::attention<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {},
+                                                qktest::config_as<double>(c));
+  const auto lse = reference::compare("tiled logsumexp", t.logsumexp, core.logsumexp, ref.logsumexp);
+  INFO(lse.text);
+  CHECK(lse.ok);
+  CHECK_FALSE(t.fallback);  // the tiled kernel ran; only that row's logsumexp was recomputed
+  CHECK(reference::compare("tiled output", t.output, core.output, ref.output).ok);
+  // The exact row also under causal masking and a bias (the same pipeline's logits).
+  c.mask.causal = true;
+  c.bias.alibi_slope = 0.5;
+  const Matrix Q3 = qktest::mat<float>({{1}, {1}, {0.99}});
+  const auto core3 = attention_forward<float>(Q3, K, V, {}, c);
+  const auto t3 = cpu::attention_forward<float>(Q3, K, V, {}, c, one_thread_small_tiles());
+  const auto ref3 = reference::attention<double>(Q3.cast<double>(), K.cast<double>(), V.cast<double>(), {},
+                                                 qktest::config_as<double>(c));
+  const auto lse3 = reference::compare("tiled logsumexp", t3.logsumexp, core3.logsumexp, ref3.logsumexp);
+  INFO(lse3.text);
+  CHECK(lse3.ok);
 }

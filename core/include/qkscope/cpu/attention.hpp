@@ -17,6 +17,7 @@
 
 #include "qkscope/cpu/additive.hpp"
 #include "qkscope/detail/logit_range.hpp"
+#include "qkscope/cpu/exact_lse.hpp"
 #include "qkscope/cpu/flash_backward.hpp"
 
 namespace qkscope::cpu {
@@ -122,9 +123,12 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
 }
 
 /// The with_scorers predicate: may this call fold scale / tau into the logits?
+/// `rounding` (optional) receives the largest cancellation rounding of the heads' forms.
 template <class T>
-auto fold_check(double scale, const AttentionConfig<T>& cfg, const MaskFn& mask) {
-  return [scale, &cfg, L_q = mask.L_q, L_k = mask.L_k](const qkscope::detail::FormBound& b) {
+auto fold_check(double scale, const AttentionConfig<T>& cfg, const MaskFn& mask, double* rounding = nullptr) {
+  return [scale, &cfg, L_q = mask.L_q, L_k = mask.L_k, rounding](const qkscope::detail::FormBound& b) {
+    if (rounding)
+      *rounding = std::max(*rounding, qkscope::detail::cancellation_rounding<T>(b, scale, cfg.temperature));
     return qkscope::detail::logits_fold_safe<T>(b, scale, cfg.temperature, cfg.bias, 0.0, L_q, L_k);
   };
 }
@@ -183,7 +187,8 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
   const detail::TileOps<T> ops(mask, scale, cfg.temperature, cfg.bias);
   std::vector<const Mat<T>*> V;
   for (const auto& h : heads) V.push_back(h.V);
-  const bool ran = detail::with_scorers(heads, params, cfg.score, detail::fold_check(scale, cfg, mask),
+  double rounding = 0;
+  const bool ran = detail::with_scorers(heads, params, cfg.score, detail::fold_check(scale, cfg, mask, &rounding),
                                        [&](const auto& sc, auto&&) { detail::flash_forward(sc, ops, V, mask.L_q, opt, r); });
   if (!ran) return core_forward();
   for (auto& x : r) {
@@ -191,6 +196,7 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
     // Safety net behind fold_safe: never return NaN where the core has an answer or an error.
     if (!detail::finite(x.output) || x.logsumexp.array().isNaN().any()) return core_forward();
   }
+  detail::exact_logsumexp_rows(heads, params, cfg.score, ops, rounding, r);
   return r;
 }
 

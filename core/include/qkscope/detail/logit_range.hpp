@@ -76,6 +76,13 @@ FormBound form_bound(const score::AdditiveForm<T>& f, const Mat<T>&, const Mat<T
   return additive_bound(f.a, f.b, f.v);
 }
 
+/// Rounding of one logit from a form that cancels large terms: eps(T) * cancellation *
+/// |scale| / tau (0 for the other forms).
+template <class T>
+double cancellation_rounding(const FormBound& fb, double scale, double temperature) {
+  return double(std::numeric_limits<T>::epsilon()) * fb.cancellation * std::abs(scale) / temperature;
+}
+
 /// True when scale * S with every bias, divided by tau, and (scale / tau) times the form's
 /// rows all stay below max(T) / 16 (so sums and differences of two logits are finite), and
 /// 1 / tau is a normal number of T. Any NaN or inf gives false. `slope` is the largest ALiBi
@@ -104,7 +111,7 @@ bool logits_fold_safe(const FormBound& fb, double scale, double temperature, con
   // A form that cancels large terms (score/forms.hpp) must keep its logits' rounding near
   // the core's: eps * cancellation * scale / tau at most 1e-5 (the tolerance rule's floor is
   // 1e-6 relative; ordinary inputs stay near 1e-6, keys clustered at +-10 reach 7e-5).
-  const double rounding = double(std::numeric_limits<T>::epsilon()) * fb.cancellation * std::abs(scale) * inv_tau;
+  const double rounding = cancellation_rounding<T>(fb, scale, temperature);
   return s < limit && s * inv_tau < limit && fold < limit && !(rounding > 1e-5);
 }
 
