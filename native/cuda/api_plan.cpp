@@ -112,6 +112,11 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
           "cuda: |scale * f(q, k) + bias| / temperature may exceed the float range for these inputs (temperature " +
               qkscope::detail::num(cfg.temperature) + "); use the core's attention_forward, which subtracts the "
               "row maximum before dividing by the temperature");
+  const double v_max = qkscope::detail::max_abs(V);
+  require(qkscope::detail::values_accumulate_safe<float>(v_max, L_k),
+          "cuda: value holds " + qkscope::detail::num(v_max) + " (max |entry|), and L_k = " + std::to_string(L_k) +
+              " such values may exceed the float accumulator's range; use the core's attention_forward, "
+              "which normalises the weights before multiplying by value");
 
   // What the kernels support.
   const bool mma = version >= 4;

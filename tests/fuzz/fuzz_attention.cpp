@@ -128,7 +128,8 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   // The CUDA kernels' tile functors (dot-product scores), where the host may launch them.
   if ((c.cfg.score == "dot" || c.cfg.score == "scaled_dot") && c.Q.cols() > 0 &&
       qkscope::detail::logits_fold_safe<float>(c.cfg.score, c.Q, c.K, c.params, r->scale, c.cfg.temperature,
-                                               c.cfg.bias, c.Q.rows(), c.K.rows())) {
+                                               c.cfg.bias, c.Q.rows(), c.K.rows()) &&
+      qkscope::detail::values_accumulate_safe<float>(qkscope::detail::max_abs(c.V), c.K.rows())) {
     const MaskFn mfn = resolve_mask(c.cfg.mask, c.Q.rows(), c.K.rows());
     const pipeline::Logits<float> lg{mfn, score_mods(c.cfg.bias, r->scale, c.cfg.temperature, mfn.offset)};
     const auto emu = qktile::flash_forward<float>(

@@ -199,3 +199,21 @@ TEST_CASE("tiled logsumexp of a cancelling form near 0 at small tau goes to the 
   INFO(lse3.text);
   CHECK(lse3.ok);
 }
+
+TEST_CASE("values near FLT_MAX: the unnormalised accumulator of the tile kernels (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, q = 1, keys [1, 1, -2], values [1.134e38, 2.575e38, 0]: O = P v = 1.81e38 is
+  // representable, but acc = e^0 v_0 + e^0 v_1 = 3.7e38 is not. The CPU tiled kernel hands
+  // the call to the core; the CUDA host refuses it (values_accumulate_safe).
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{1}, {1}, {-2}}),
+               V = qktest::mat<float>({{1.13427449e38}, {2.57547031e38}, {0}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  const auto ref = reference::attention<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {},
+                                                qktest::config_as<double>(c));
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  CHECK(std::isfinite(t.output(0, 0)));
+  CHECK_THAT(double(t.output(0, 0)), WithinRel(ref.output(0, 0), 1e-6));
+  CHECK_FALSE(detail::values_accumulate_safe<float>(2.57547031e38, 3));
+  CHECK(detail::values_accumulate_safe<float>(1e30, 4096));
+}

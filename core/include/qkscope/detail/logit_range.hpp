@@ -115,6 +115,15 @@ bool logits_fold_safe(const FormBound& fb, double scale, double temperature, con
   return s < limit && s * inv_tau < limit && fold < limit && !(rounding > 1e-5);
 }
 
+/// Kernels that keep the output unnormalised until the end (acc = sum_j e^(x_j - m) v_j,
+/// O = acc / l, as FlashAttention's) hold up to L_k * max|value| in acc. True when that stays
+/// below max(T) / 16; the CPU tiled kernels hand such a call to the core (their non-finite
+/// safety net), the CUDA host refuses it.
+template <class T>
+bool values_accumulate_safe(double max_abs_value, Eigen::Index L_k) {
+  return max_abs_value * double(std::max<Eigen::Index>(L_k, 1)) < double(std::numeric_limits<T>::max()) / 16;
+}
+
 /// The same check for registered scoring function `score` on Q (L_q, d_q), K (L_k, d_k):
 /// prepares its form (the registry's prepare hook) and bounds that. Throws as the score's
 /// prepare does for bad parameter shapes.
