@@ -16,7 +16,8 @@ vite=node_modules/.bin/vite
 "$vite" build --config web/widget.vite.config.ts --mode esm --logLevel warn
 cp wasm/dist/widget/qkscope_widget.mjs wasm/dist/widget/qkscope_widget.wasm dist/widget/esm/
 node_modules/.bin/tsc -p web/widget.tsconfig.json
-mkdir -p dist/widget/types/wasm && cp wasm/qkscope.d.ts dist/widget/types/wasm/qkscope.d.ts
+mkdir -p dist/widget/types/wasm/types && cp wasm/qkscope.d.ts dist/widget/types/wasm/qkscope.d.ts &&
+  cp wasm/types/*.d.ts dist/widget/types/wasm/types/
 # tsc keeps the '@qkscope/wasm' alias in declarations; npm consumers need the relative path.
 # It also keeps extensionless relative specifiers, which moduleResolution node16/nodenext
 # rejects (TS2834); './x.js' resolves to ./x.d.ts under node16, nodenext and bundler alike.

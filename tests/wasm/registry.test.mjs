@@ -9,7 +9,14 @@ import { before, describe, test } from 'node:test';
 
 import { X, load } from './helpers.mjs';
 
-const dts = await readFile(new URL('../../wasm/qkscope.d.ts', import.meta.url), 'utf8');
+// The declarations: wasm/qkscope.d.ts and the files it re-exports (wasm/types/).
+const dts = (
+  await Promise.all(
+    ['qkscope.d.ts', 'types/core.d.ts', 'types/attention.d.ts', 'types/extras.d.ts'].map((f) =>
+      readFile(new URL(`../../wasm/${f}`, import.meta.url), 'utf8'),
+    ),
+  )
+).join('\n');
 
 /** The string literals of `export type <name> = 'a' | 'b' ...;` in the d.ts text. */
 function unionOf(name) {
