@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "qkscope/cpu/attention.hpp"
@@ -216,4 +217,36 @@ TEST_CASE("values near FLT_MAX: the unnormalised accumulator of the tile kernels
   CHECK_THAT(double(t.output(0, 0)), WithinRel(ref.output(0, 0), 1e-6));
   CHECK_FALSE(detail::values_accumulate_safe<float>(2.57547031e38, 3));
   CHECK(detail::values_accumulate_safe<float>(1e30, 4096));
+}
+
+TEST_CASE("tiled gradients at small tau: the row maximum is subtracted before dividing by tau (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, tau 0.0983, q = 1, keys [3.988, 2.046, 1], values [-3, 0, -3], dO 1.66e35: keys 0
+  // and 2 share a value, so dQ = P_1 (dP_1 - D) (k_1 - ...) / tau hinges on the small weight
+  // P_1 = e^-19.8. Folding 1/tau into the query first rounded each logit (about 40) to
+  // 2.4e-6, and dQ came out 1.47e-6 relative from the reference where the rule allows
+  // 1.36e-6; the core forms z_j - max first (exact here) and then divides.
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{3.98818874}, {2.0457468}, {1}}),
+               V = qktest::mat<float>({{-3}, {0}, {-3}}), dO = qktest::mat<float>({{1.66153499e35}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 0.0982862038;
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
+  const auto f32 = attention_forward<float>(Q, K, V, {}, c);
+  const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  REQUIRE_FALSE(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread_small_tiles());
+  for (const auto& [what, fast, naive, ref] :
+       {std::tuple{"dQ", tg.dQ, g32.dQ, g64.dQ}, std::tuple{"dK", tg.dK, g32.dK, g64.dK},
+        std::tuple{"dV", tg.dV, g32.dV, g64.dV}}) {
+    const auto r = reference::compare(what, fast, naive, ref);
+    INFO(r.text);
+    CHECK(r.ok);
+  }
+  CHECK(reference::compare("output", t.output, f32.output, f64.output).ok);
+  CHECK(reference::compare("logsumexp", t.logsumexp, f32.logsumexp, f64.logsumexp).ok);
 }

@@ -38,17 +38,18 @@ void exact_logsumexp_rows(const Heads& heads, const ScoreParams<T>& p, const std
       for (Eigen::Index i = 0; i < lse.size(); ++i) {
         if (!lse_needs_exact(rounding, double(lse(i)))) continue;
         const Mat<T> q = heads[n].Q->middleRows(i, 1);
-        Mat<T> x = F::template forward<T>(q, *heads[n].K, p);  // (1, L_k) raw scores
-        ops.logits(x, i, 0);
+        Mat<T> z = F::template forward<T>(q, *heads[n].K, p);  // (1, L_k) raw scores
+        ops.z(z, i, 0);                                         // z = x tau, as the kernels
         double m = -std::numeric_limits<double>::infinity();
-        for (Eigen::Index j = 0; j < x.cols(); ++j) {
-          if (!ops.mask(int(i), int(j))) x(0, j) = -std::numeric_limits<T>::infinity();
-          m = std::max(m, double(x(0, j)));
+        for (Eigen::Index j = 0; j < z.cols(); ++j) {
+          if (!ops.mask(int(i), int(j))) z(0, j) = -std::numeric_limits<T>::infinity();
+          m = std::max(m, double(z(0, j)));
         }
         if (!std::isfinite(m)) continue;  // the tiled value (-inf, or an overflow it reports)
+        const double tau = double(ops.tau);
         double s = 0;
-        for (Eigen::Index j = 0; j < x.cols(); ++j) s += std::exp(double(x(0, j)) - m);
-        lse(i) = T(m + std::log(s));
+        for (Eigen::Index j = 0; j < z.cols(); ++j) s += std::exp((double(z(0, j)) - m) / tau);
+        lse(i) = T(m / tau + std::log(s));
       }
     }
   });

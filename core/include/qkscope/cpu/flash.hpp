@@ -1,8 +1,12 @@
 // qkscope/cpu/flash.hpp — tiled online-softmax forward (FlashAttention on CPU), generic
 // over a tile scorer (scorers.hpp, additive.hpp), for a batch of heads at once.
-//   per query tile, for each key block: S = logits(score(Qt, Kt)) on the visible keys;
-//   m' = max(m, rowmax S); P = exp(S - m'); l = e^{m-m'} l + rowsum P;
-//   acc = e^{m-m'} acc + P Vt.  O = acc / l, lse = m + log l.
+//   per query tile, for each key block: S = z(score(Qt, Kt)) on the visible keys, z = x tau;
+//   m' = max(m, rowmax S); P = exp((S - m') / tau); l = e^{(m-m')/tau} l + rowsum P;
+//   acc = e^{(m-m')/tau} acc + P Vt.  O = acc / l, lse = m / tau + log l.
+// The row maximum is subtracted before dividing by tau, as the core does (attention.hpp):
+// folding 1/tau into the queries first rounds every logit to eps |x|, and at small tau the
+// small weights (and the gradients that hinge on them) then missed the core's accuracy
+// (fuzzer finding, docs/RELIABILITY.md).
 // (Dao et al. 2022, Alg. 1; Dao 2023, Alg. 1.) Memory O(L d) per head, never (L_q, L_k).
 // Work items are (head, query tile) pairs, handed to `threads` threads (parallel.hpp).
 // Per key block the cost is two GEMMs (Eigen) plus one fused max / exp / sum pass over
@@ -55,7 +59,7 @@ void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eige
   const T ninf = -std::numeric_limits<T>::infinity();
   const pipeline::Mask& mask = ops.mask;
   const bool general = ops.general();
-  const T factor = ops.mods.scale_tau;
+  const T factor = ops.z_factor(), inv_tau = ops.inv_tau();
   bool prescaled = false;
   if constexpr (QueryScalable<Scorer, T>) {
     if (ops.plain()) {
@@ -78,7 +82,7 @@ void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eige
       if constexpr (QueryScalable<Scorer, T>) sc.scores_from(w.Qt, j0, bk, S);
     } else {
       sc.scores(i0, bq, j0, bk, S);
-      if (!ops.plain() || factor != T(1)) ops.logits(S, i0, j0);
+      if (!ops.plain() || factor != T(1)) ops.z(S, i0, j0);
     }
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
@@ -87,12 +91,12 @@ void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eige
       auto seg = row.segment(lo, hi - lo);
       // The state merge of merge_attention_states (merge/scales.hpp): the block's P is taken
       // relative to the merged max directly, so only the running state is rescaled.
-      const MergeScales<T> ms = merge_scales(w.m(r), lo < hi ? T(seg.maxCoeff()) : ninf);
+      const MergeScales<T> ms = merge_scales(w.m(r), lo < hi ? T(seg.maxCoeff()) : ninf, inv_tau);
       if (ms.m == ninf) {  // nothing visible in this row so far: P row = 0, state unchanged
         row.setZero();
         continue;
       }
-      exp_shifted(seg, ms.m, general, w.tmp);
+      exp_shifted(seg, ms.m, general, w.tmp, inv_tau);
       row.head(lo).setZero();
       row.tail(bk - hi).setZero();
       w.l(r) = ms.alpha_a * w.l(r) + seg.sum();  // alpha_a = 0 on the row's first visible block
@@ -105,7 +109,7 @@ void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eige
     const bool empty = !(w.l(r) > 0);
     if (empty) out.row(i0 + r).setZero();
     else out.row(i0 + r) = w.acc.row(r) / w.l(r);
-    lse(i0 + r) = empty && w.m(r) == ninf ? ninf : w.m(r) + std::log(w.l(r));
+    lse(i0 + r) = empty && w.m(r) == ninf ? ninf : T(double(w.m(r)) / double(ops.tau) + std::log(double(w.l(r))));
   }
 }
 

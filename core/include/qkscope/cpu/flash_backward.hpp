@@ -1,5 +1,7 @@
 // qkscope/cpu/flash_backward.hpp — tiled backward of flash.hpp for a batch of heads.
-//   P = exp(x - lse) / (its row sum), dP = dO V^T, D_i = sum_j P_ij dP_ij, dx = P (dP - D)
+//   P = exp((z - lse tau) / tau) / (its row sum), z = x tau (flash.hpp: the shift is
+//   subtracted before dividing by tau, as in the core), dP = dO V^T, D_i = sum_j P_ij dP_ij,
+//   dx = P (dP - D)
 // (Dao 2023, Alg. 2, which takes D_i = dO_i . O_i instead). D is summed from the very P and
 // dP the gradient uses, so sum_j dx_ij = 0 holds to rounding of the sum: where a row is
 // one-hot (low temperature) or its dP are tied, dx is exactly 0, as in the core's normalizer
@@ -36,7 +38,7 @@ struct BackwardScratch {
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
   std::vector<double> rows;  // per query row: sum P dP, sum P
-  Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, logits, P and dP of one query tile's blocks, (bq, L_k)
+  Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
       if (v->size() < n) v->resize(n);
@@ -79,7 +81,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
   bool prescaled = false;
   if constexpr (QueryScalable<Scorer, T>) {
     if (ops.plain()) {
-      sc.scale_queries(i0, bq, ops.mods.scale_tau, w.Qt);
+      sc.scale_queries(i0, bq, ops.z_factor(), w.Qt);
       sc.scores_from(w.Qt, j0, bk, X);
       prescaled = true;
     }
@@ -87,7 +89,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
   if (!prescaled) {
     sc.scores(i0, bq, j0, bk, S);
     X = S;
-    if (!ops.plain() || ops.mods.scale_tau != T(1)) ops.logits(X, i0, j0);
+    if (!ops.plain() || ops.z_factor() != T(1)) ops.z(X, i0, j0);
   }
   for (Eigen::Index r = 0; r < bq; ++r) {
     const Eigen::Index i = i0 + r;
@@ -97,7 +99,10 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     if (general) ops.apply_keep(X, r, i, j0, lo, hi);
     auto ps = P.row(r).segment(lo, hi - lo);
     ps = X.row(r).segment(lo, hi - lo);
-    exp_shifted(ps, lse(i), general, w.tmp);  // P = exp(x - lse); X keeps the logits
+    // P = exp((z - c) / tau) with c = lse tau: any shift near the row maximum does, since
+    // P is divided by its recomputed row sum; z - c is formed before dividing by tau, as
+    // the forward and the core do. X keeps z.
+    exp_shifted(ps, T(double(lse(i)) * double(ops.tau)), general, w.tmp, ops.inv_tau());
     if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
@@ -172,7 +177,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     }
     // dL/dtau = -(1/tau) sum_ij p^_ij (dP_ij - D_i) (x_ij - x0_i), p^ = P / sum_j P_ij, for
     // any per-row shift x0 (sum_j p^_ij (dP_ij - D_i) = 0): the core's form, with dP - D formed
-    // first and x0 the row's largest visible logit, so x - x0 is exact in double. (Expanding it
+    // first and x0 the row's largest visible logit, so x - x0 = (z - z0) / tau is exact in
+    // double up to the division. (Expanding it
     // into sums of P dP log P and P log P cancelled catastrophically where dP is large and the
     // logits nearly equal: a tiny scale gave dtau 0 instead of 4e-3, fuzzer finding.)
     double acc = 0;
@@ -187,7 +193,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
           if (w.rowP(r, c) > 0)
-            row += double(w.rowP(r, c)) * (double(w.rowdX(r, c)) - D[n](i0 + r)) * (double(w.rowX(r, c)) - x0);
+            row += double(w.rowP(r, c)) * (double(w.rowdX(r, c)) - D[n](i0 + r)) *
+                   ((double(w.rowX(r, c)) - x0) / double(ops.tau));
       acc += row / sum;
     }
     dtau_part[item] = -acc / double(ops.tau);

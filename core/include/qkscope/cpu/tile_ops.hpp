@@ -51,6 +51,20 @@ struct TileOps {
   /// Keys inside a row's band range can still be hidden (keep mask) or -inf (dense bias).
   bool general() const { return mask.keep != nullptr || mods.dense != nullptr; }
 
+  /// 1 / tau in T: the kernels work on z = x tau and divide (z - max) by tau in exp_shifted.
+  T inv_tau() const { return mods.inv_tau; }
+  /// Factor of the plain path from raw scores to z (the kernels may fold it into Q).
+  T z_factor() const { return mods.scale; }
+  /// In place: raw scores S (bq, bk) with top-left entry (i0, j0) -> z = x tau, before masking.
+  void z(Ref S, Eigen::Index i0, Eigen::Index j0) const {
+    if (plain()) {
+      if (mods.scale != T(1)) S *= mods.scale;
+      return;
+    }
+    for (Eigen::Index r = 0; r < S.rows(); ++r)
+      for (Eigen::Index c = 0; c < S.cols(); ++c) S(r, c) = mods.z(S(r, c), int(i0 + r), int(j0 + c));
+  }
+
   /// In place: raw scores S (bq, bk) with top-left entry (i0, j0) -> logits, before masking.
   void logits(Ref S, Eigen::Index i0, Eigen::Index j0) const {
     if (plain()) {
@@ -99,10 +113,12 @@ struct TileOps {
 /// entries, rare, are recomputed with std::exp (0 for -inf, denormal or 0 below), as the
 /// core computes them. With wasm SIMD, float rows use exp_array (wasm_exp.hpp): Eigen's
 /// emulated-SSE pexp cost as much as a tile's two GEMMs there.
+/// With inv_tau: exp((z - m) / tau) for z = x tau (the difference first, as the core).
 template <class Seg, class T>
-void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp) {
+void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp, T inv_tau = T(1)) {
   const Eigen::Index n = x.size();
-  tmp = (x.array() - m).matrix().transpose();
+  if (inv_tau == T(1)) tmp = (x.array() - m).matrix().transpose();
+  else tmp = ((x.array() - m) * inv_tau).matrix().transpose();
 #if defined(__wasm_simd128__)
   if constexpr (std::is_same_v<T, float>) {
     if (x.innerStride() == 1) {  // wasm_exp.hpp: already std::exp below its range

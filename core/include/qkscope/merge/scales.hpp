@@ -25,6 +25,16 @@ QKSCOPE_HOST_DEVICE inline MergeScales<T> merge_scales(T x_a, T x_b) {
   return {m, pipeline::exp_(x_a - s), pipeline::exp_(x_b - s)};
 }
 
+/// The same for values z = x * tau: m = max(z_a, z_b), alpha = e^{(z - m) inv_tau}. The
+/// difference is formed before the division, so it is exact for close values (the core's
+/// order of operations: attention.hpp subtracts the row maximum, then divides by tau).
+template <class T>
+QKSCOPE_HOST_DEVICE inline MergeScales<T> merge_scales(T z_a, T z_b, T inv_tau) {
+  const T m = pipeline::max_(z_a, z_b);
+  const T s = m == pipeline::neg_inf<T>() ? T(0) : m;
+  return {m, pipeline::exp_((z_a - s) * inv_tau), pipeline::exp_((z_b - s) * inv_tau)};
+}
+
 /// Weights of the two normalised outputs and the merged lse of one row.
 template <class T>
 struct MergeWeights {

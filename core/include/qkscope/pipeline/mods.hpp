@@ -67,6 +67,13 @@ struct ScoreMods {
     return dense ? s + dense[offset_t(i) * ld + j] : s;
   }
 
+  /// z_ij = x_ij * tau of an allowed pair (no mask test): the kernels that subtract the
+  /// row maximum before dividing by tau, as the core does, work on z.
+  QKSCOPE_HOST_DEVICE T z(T raw, int i, int j) const {
+    if (plain()) return scale * raw;
+    return add_dense(modified(raw, i, j), i, j);
+  }
+
   /// Logit x_ij of an allowed pair (no mask test).
   QKSCOPE_HOST_DEVICE T logit(T raw, int i, int j) const {
     if (plain()) return scale_tau * raw;
