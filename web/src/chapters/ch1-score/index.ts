@@ -10,6 +10,8 @@ import type { Vars } from '../shared/rich';
 import { defineChapter } from '../types';
 import { WORKED_X, makeSpec, normalize } from './model';
 import { ScoreFigure } from './figure';
+import { compareTable } from './compare';
+import { termLinks } from './terms';
 import { en, type Ch1Text } from './en';
 import { zh } from './zh';
 import './style.css';
@@ -58,6 +60,7 @@ export default defineChapter<Ch1Text>({
   render(ctx, view) {
     const store = ctx.state(makeSpec(ctx.qk.scoreFunctions.map((f) => f.name)), normalize);
     const figure = new ScoreFigure(ctx.qk, ctx.cat, ctx.t.figure, store);
-    view.section('playground').append(figure.el);
+    view.section('playground').append(termLinks(ctx.t.terms, figure.el), figure.el);
+    view.section('compare').append(compareTable(ctx.qk.scoreFunctions, ctx.cat, ctx.t.compare));
   },
 });

@@ -134,6 +134,8 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
     chartTitle: 'Weights of the row',
     colKey: 'key',
     colLogit: 'logit',
+    colNaive: 'naive',
+    colStable: 'stable',
     ok: 'No overflow: both ways agree.',
     broken: 'The naive softmax overflowed: {inf} of the exponentials are ∞ and {nan} of the weights are NaN. The stable softmax is unaffected.',
     sumOverflow: 'Every exponential is finite, but their sum overflowed: the naive weights are all 0. The stable softmax is unaffected.',

@@ -57,7 +57,7 @@ export function maxShiftFigure(ctx: Ctx, store: Store<Spec>): HTMLElement {
     });
     table.replaceChildren(
       h('caption', { className: 'sr-only', textContent: t.tableCaption }),
-      h('thead', {}, h('tr', {}, ...[t.colKey, t.colLogit, t.naive, t.stable].map((x) => h('th', { scope: 'col', textContent: x })))),
+      h('thead', {}, h('tr', {}, ...[t.colKey, t.colLogit, t.colNaive, t.colStable].map((x) => h('th', { scope: 'col', textContent: x })))),
       h('tbody', {}, ...last.logits.map((z, j) => h('tr', {},
         cell('th', String(j + 1)), cell('td', fixed(z, 1)),
         cell('td', fixed(naive[j]!, 4), Number.isNaN(naive[j]!) ? 'c10-nan' : ''), cell('td', fixed(stable[j]!, 4))))));

@@ -131,6 +131,8 @@ $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
     chartTitle: '这一行的权重',
     colKey: '键',
     colLogit: 'logit',
+    colNaive: '朴素',
+    colStable: '稳定',
     ok: '没有溢出：两种算法结果一致。',
     broken: '朴素 softmax 溢出了：{inf} 个指数项为 ∞，{nan} 个权重为 NaN。稳定 softmax 不受影响。',
     sumOverflow: '每个指数项都是有限的，但它们的和溢出了：朴素算法的权重全部为 0。稳定 softmax 不受影响。',
