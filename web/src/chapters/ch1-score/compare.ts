@@ -8,6 +8,7 @@
 import type { ScoreInfo } from '@qkscope/wasm';
 import type { Catalog } from '../../i18n';
 import { h, testId } from '../shared/dom';
+import { labelNodes } from '../../charts/label';
 import { inline, tex } from '../shared/rich';
 import type { Ch1Text } from './en';
 
@@ -35,7 +36,7 @@ export function compareTable(infos: readonly ScoreInfo[], cat: Catalog, t: Ch1Te
   });
   table.append(
     h('caption', { textContent: t.caption }),
-    h('thead', {}, h('tr', {}, ...cols.map((x) => h('th', { scope: 'col', textContent: x })))),
+    h('thead', {}, h('tr', {}, ...cols.map((x) => h('th', { scope: 'col' }, ...labelNodes(x))))),
     h('tbody', {}, ...rows));
   const box = h('div', { className: 'table-scroll c1-compare-box', tabIndex: 0 }, table);
   box.setAttribute('role', 'region');

@@ -109,8 +109,8 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
     },
     {
       id: 'compare',
-      title: 'The scoring functions side by side',
-      body: r`Chapter 2 looks at each scoring function in turn. The table puts them side by side. Names, formulas, parameters and whether $d_q \ne d_k$ is allowed come from the core's registry, the same list the figures use; the other columns are the facts the later chapters show. Costs count the work to form $S$, with $L = L_q = L_k$ where it does not matter and $d_h$ the hidden width of additive attention.`,
+      title: 'Every scoring function in one table',
+      body: r`Chapter 2 compares the scoring functions on live inputs. This table collects their properties in one place. Names, formulas, parameters and whether $d_q \ne d_k$ is allowed come from the core's registry, the same list the figures use; the other columns are the facts the later chapters show. Costs count the work to form $S$, with $L = L_q = L_k$ where it does not matter and $d_h$ the hidden width of additive attention.`,
     },
   ],
   compare: {
@@ -119,7 +119,7 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
     colFormula: 'f(q, k)',
     colParams: 'parameters',
     colCost: 'cost of S',
-    colDims: 'd_q ≠ d_k',
+    colDims: 'd_q\u00a0≠\u00a0d_k',
     colBounded: 'bounded',
     colQuery: 'depends on the query',
     colScale: 'needs scaling',
