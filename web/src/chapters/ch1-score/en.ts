@@ -112,6 +112,11 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
       title: 'Every scoring function in one table',
       body: r`Chapter 2 compares the scoring functions on live inputs. This table collects their properties in one place. Names, formulas, parameters and whether $d_q \ne d_k$ is allowed come from the core's registry, the same list the figures use; the other columns are the facts the later chapters show. Costs count the work to form $S$, with $L = L_q = L_k$ where it does not matter and $d_h$ the hidden width of additive attention.`,
     },
+    {
+      id: 'c1-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   compare: {
     caption: 'Scoring functions compared',
@@ -208,6 +213,24 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
     errorStale: 'The charts below still show the last valid result.',
     errorSameDim: 'Scoring functions that accept $d_q \\ne d_k$: {names}.',
   },
-} satisfies ChapterText & { figure: Record<string, string>; compare: Record<string, unknown>; terms: Record<string, unknown> };
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "In the worked example, which key does token 1 give the largest weight?",
+        options: ["Key 1, itself", "Key 3", "All three equally"],
+        answer: 0,
+        why: "Its self-score is the largest entry of row 1, and scaling and softmax keep the order of the scores. The widely copied row [0.387, 0.142, 0.471] is wrong.",
+      },
+      {
+        q: "How do you keep a query from attending to padding keys?",
+        options: ["Set those keys' vectors to zero before scoring", "Set their logits to −∞ after scoring", "Divide the scores by the number of real keys"],
+        answer: 1,
+        why: "A zero key still gets the score q · 0 = 0, and e⁰ = 1 is not small. A logit of −∞ gives a weight of exactly 0.",
+      },
+    ],
+  },
+} satisfies ChapterText & { figure: Record<string, string>; compare: Record<string, unknown>; terms: Record<string, unknown>; quiz: Record<string, unknown> };
 
 export type Ch1Text = typeof en;

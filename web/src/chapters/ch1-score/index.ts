@@ -8,6 +8,7 @@ import { argmax, row, toRows } from '../../model/matrix';
 import { tex, texMatrix, texRow, textRow } from '../../model/format';
 import type { Vars } from '../shared/rich';
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { WORKED_X, makeSpec, normalize } from './model';
 import { ScoreFigure } from './figure';
 import { compareTable } from './compare';
@@ -58,6 +59,7 @@ export default defineChapter<Ch1Text>({
   text: { en, zh },
   vars: (ctx) => workedExampleVars(ctx.qk),
   render(ctx, view) {
+    view.section('c1-check').append(quiz('c1-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec(ctx.qk.scoreFunctions.map((f) => f.name)), normalize);
     const figure = new ScoreFigure(ctx.qk, ctx.cat, ctx.t.figure, store);
     view.section('playground').append(termLinks(ctx.t.terms, figure.el), figure.el);

@@ -178,10 +178,10 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
         why: 'e^100 and e^99 both exceed the largest fp32 number (the limit is about e^88.72), so every term and the sum are ∞, and ∞/∞ is NaN. Subtracting the maximum first gives the weights of [1, 0], which is [0.731, 0.269].',
       },
       {
-        q: 'Your scores have shape (B, L_q, L_k) and your padding mask (B, L_k). What should you do before applying it?',
-        options: ['Nothing, broadcasting handles it', 'Reshape it to (B, 1, L_k)', 'Transpose it to (L_k, B)'],
+        q: 'Your scores have shape (B, $L_q$, $L_k$) and your padding mask (B, $L_k$). What should you do before applying it?',
+        options: ['Nothing, broadcasting handles it', 'Reshape it to (B, 1, $L_k$)', 'Transpose it to ($L_k$, B)'],
         answer: 1,
-        why: 'Broadcasting aligns trailing dimensions, so (B, L_k) would be read as (L_q, L_k). With a singleton query axis it applies to every query of its own sequence.',
+        why: 'Broadcasting aligns trailing dimensions, so (B, $L_k$) would be read as ($L_q$, $L_k$). With a singleton query axis it applies to every query of its own sequence.',
       },
     ],
   },
