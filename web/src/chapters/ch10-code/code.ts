@@ -29,6 +29,11 @@ export function listing(t: Ch10Text, which: keyof typeof LISTINGS): HTMLElement 
   return testId(h('figure', { className: 'c10-listing' }, pre, h('figcaption', { textContent: fill(t.code.caption, { file: path }) })), `c10-code-${which}`);
 }
 
+/** Text with `code` spans as nodes (text stays text). */
+function withCode(text: string): (Node | string)[] {
+  return text.split('`').map((part, k) => (k % 2 ? h('code', { textContent: part }) : part));
+}
+
 /** The mask-polarity table. */
 export function polarityTable(t: Ch10Text): HTMLElement {
   const p = t.polarity;
@@ -37,7 +42,7 @@ export function polarityTable(t: Ch10Text): HTMLElement {
     h('caption', { textContent: p.caption }),
     h('thead', {}, h('tr', {}, ...[p.colApi, p.colArg, p.colMeaning, p.colShape].map((x) => h('th', { scope: 'col', textContent: x })))),
     h('tbody', {}, ...p.rows.map(([api, arg, meaning, shape]) =>
-      h('tr', {}, h('th', { scope: 'row', textContent: api! }), h('td', { textContent: arg! }), h('td', { textContent: meaning! }), h('td', { textContent: shape! })))));
+      h('tr', {}, h('th', { scope: 'row', textContent: api! }), h('td', {}, h('code', { textContent: arg! })), h('td', {}, ...withCode(meaning!)), h('td', {}, ...withCode(shape!))))));
   const box = h('div', { className: 'table-scroll', tabIndex: 0 }, table);
   box.setAttribute('role', 'region');
   box.setAttribute('aria-label', p.caption);

@@ -115,11 +115,11 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
     colMeaning: 'what “true” (or 1) means',
     colShape: 'shape',
     rows: [
-      ['qkscope', 'mask; key padding as keyLength', 'True = may attend (padding is a length, no polarity)', '(L_q, L_k)'],
-      ['PyTorch scaled_dot_product_attention', 'attn_mask (bool)', 'True = may attend; a float mask is added to the scores instead', 'broadcast to (B, H, L_q, L_k)'],
-      ['PyTorch nn.MultiheadAttention', 'key_padding_mask (bool)', 'True = IGNORE this key (padding)', '(B, L_k)'],
-      ['Hugging Face Transformers', 'attention_mask', '1 = real token, 0 = padding', '(B, L_k)'],
-      ['PyTorch FlexAttention', 'mask_mod(b, h, q_idx, kv_idx)', 'returns True = may attend; score_mod(score, b, h, q_idx, kv_idx) returns a new score (bias, soft-cap)', 'called per (b, h, i, j)'],
+      ['qkscope', 'mask, keyLength', 'True = may attend (padding is a length, no polarity)', '`(L_q, L_k)`'],
+      ['PyTorch scaled_dot_product_attention', 'attn_mask: bool', 'True = may attend; a float mask is added to the scores instead', 'broadcast to `(B, H, L_q, L_k)`'],
+      ['PyTorch nn.MultiheadAttention', 'key_padding_mask: bool', 'True = IGNORE this key (padding)', '`(B, L_k)`'],
+      ['Hugging Face Transformers', 'attention_mask', '1 = real token, 0 = padding', '`(B, L_k)`'],
+      ['PyTorch FlexAttention', 'mask_mod(b, h, q_idx, kv_idx)', 'returns True = may attend; `score_mod(score, b, h, q_idx, kv_idx)` returns a new score (bias, soft-cap)', 'called per `(b, h, i, j)`'],
     ],
   },
   maxshift: {

@@ -112,11 +112,11 @@ $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
     colMeaning: '“True”（或 1）的含义',
     colShape: '形状',
     rows: [
-      ['qkscope', 'mask；填充用 keyLength 给出', 'True = 可以关注（填充以长度给出，没有极性）', '(L_q, L_k)'],
-      ['PyTorch scaled_dot_product_attention', 'attn_mask（布尔型）', 'True = 可以关注；浮点型掩码则直接加到分数上', '可广播到 (B, H, L_q, L_k)'],
-      ['PyTorch nn.MultiheadAttention', 'key_padding_mask（布尔型）', 'True = 忽略该键（填充）', '(B, L_k)'],
-      ['Hugging Face Transformers', 'attention_mask', '1 = 真实词元，0 = 填充', '(B, L_k)'],
-      ['PyTorch FlexAttention', 'mask_mod(b, h, q_idx, kv_idx)', '返回 True = 可以关注；score_mod(score, b, h, q_idx, kv_idx) 返回新的分数（偏置、软截断）', '对每个 (b, h, i, j) 调用'],
+      ['qkscope', 'mask, keyLength', 'True = 可以关注（填充以长度给出，没有极性）', '`(L_q, L_k)`'],
+      ['PyTorch scaled_dot_product_attention', 'attn_mask: bool', 'True = 可以关注；浮点型掩码则直接加到分数上', '可广播到 `(B, H, L_q, L_k)`'],
+      ['PyTorch nn.MultiheadAttention', 'key_padding_mask: bool', 'True = 忽略该键（填充）', '`(B, L_k)`'],
+      ['Hugging Face Transformers', 'attention_mask', '1 = 真实词元，0 = 填充', '`(B, L_k)`'],
+      ['PyTorch FlexAttention', 'mask_mod(b, h, q_idx, kv_idx)', '返回 True = 可以关注；`score_mod(score, b, h, q_idx, kv_idx)` 返回新的分数（偏置、软截断）', '对每个 `(b, h, i, j)` 调用'],
     ],
   },
   maxshift: {
