@@ -127,3 +127,33 @@ for (const lang of ['en', 'zh']) {
     });
   }
 }
+
+test('Figure 10.3: linear concat ranks neighbours the same for every node (static); additive does not (dynamic)', async () => {
+  const { page, problems, close } = await env.open('#c10-gat');
+  try {
+    await page.locator('[data-testid="figure-c10-gat"]').scrollIntoViewIfNeeded();
+    const weights = (id) => page.$$eval(`[data-testid="${id}"] g.cell`, (cs) => cs.map((c) => ({ i: +c.dataset.i, j: +c.dataset.j, v: +c.dataset.value, masked: c.dataset.masked === 'true' })));
+    // Pairs of neighbours (a, b) seen by two nodes: do both nodes order them the same way?
+    const disagreements = (cells) => {
+      const w = (i, j) => cells.find((c) => c.i === i && c.j === j);
+      let n = 0, pairs = 0;
+      for (let i = 0; i < 5; i++) for (let k = i + 1; k < 5; k++) for (let a = 0; a < 5; a++) for (let b = a + 1; b < 5; b++) {
+        const [ia, ib, ka, kb] = [w(i, a), w(i, b), w(k, a), w(k, b)];
+        if ([ia, ib, ka, kb].some((c) => c.masked) || Math.abs(ia.v - ib.v) < 1e-6 || Math.abs(ka.v - kb.v) < 1e-6) continue;
+        pairs++;
+        if (Math.sign(ia.v - ib.v) !== Math.sign(ka.v - kb.v)) n++;
+      }
+      return { n, pairs };
+    };
+    const st = disagreements(await weights('c10-gat-static'));
+    assert.ok(st.pairs > 0);
+    assert.equal(st.n, 0, 'linear concat: one ranking for every node');
+    const dy = disagreements(await weights('c10-gat-dynamic'));
+    assert.ok(dy.n > 0, `additive: some nodes rank shared neighbours differently (${dy.n} of ${dy.pairs})`);
+    // Masked cells are exactly the non-edges of the graph, and each row's weights sum to 1.
+    for (const c of await weights('c10-gat-static')) if (c.masked) assert.equal(c.v, 0);
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});

@@ -87,7 +87,7 @@ LeakyReLU is monotonic and $a^\top[W h_i \| W h_j]$ splits into a part of $i$ pl
 
 $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
 
-which is an additive score with LeakyReLU in place of tanh, and can rank the neighbours differently for each node (dynamic attention). It is the same lesson as linear concat against additive attention, in graphs.`,
+which is an additive score with LeakyReLU in place of tanh, and can rank the neighbours differently for each node (dynamic attention). It is the same lesson as linear concat against additive attention, in graphs; Figure 10.3 shows both on a small graph.`,
     },
     {
       id: 'c10-training',
@@ -160,6 +160,17 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
     axisWhich: 'score',
     limitSeries: 'fp16 limit 65504',
     valueSeries: 'score',
+  },
+  gat: {
+    title: 'Figure 10.3. Static and dynamic attention on a small graph',
+    caption: r`Each row is a node, each column a neighbour; cells without an edge are hatched. On the left, under linear concat, every node ranks its neighbours by the same key-only score, so nodes that share neighbours pick the same one first: that is static attention. On the right, additive attention (the GATv2 form, with tanh in place of LeakyReLU) lets each node rank them its own way. The core has no LeakyReLU; being monotonic, it would not change which neighbour comes first. Change the seed to draw other features and parameters.`,
+    seed: 'Seed of features and parameters',
+    staticTitle: 'Linear concat (GAT): static',
+    dynamicTitle: 'Additive (GATv2 form): dynamic',
+    node: 'node',
+    neighbour: 'neighbour',
+    noEdge: 'no edge',
+    first: 'First choice of each node: {list}',
   },
   quiz: {
     correct: 'Right.',

@@ -10,6 +10,7 @@ import { quiz } from '../shared/quiz';
 import { makeSpec } from './model';
 import { listing, polarityTable } from './code';
 import { maxShiftFigure, overflowFigure } from './figures';
+import { gatFigure } from './gat';
 import { en, type Ch10Text } from './en';
 import { zh } from './zh';
 import './style.css';
@@ -27,6 +28,7 @@ export default defineChapter<Ch10Text>({
     view.section('c10-maxshift').append(maxShiftFigure(ctx, store));
     view.section('c10-overflow').append(overflowFigure(ctx, store));
     view.section('c10-mixed').append(listing(ctx.t, 'mixed'));
+    view.section('c10-gat').append(gatFigure(ctx, store));
     view.section('c10-check').append(quiz('c10-quiz', ctx.t.quiz));
   },
 });

@@ -15,6 +15,7 @@ export function makeSpec() {
     dtype: choice(DTYPES, 'float16'),
     logd: int(8, 4, 14),
     a: num(4, 0.5, 8, { digits: 3 }),
+    gseed: int(1, 0, 999_999),
   };
 }
 

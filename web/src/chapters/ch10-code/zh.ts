@@ -84,7 +84,7 @@ LeakyReLU 是单调函数，而 $a^\top[W h_i \| W h_j]$ 可以拆成只含 $i$ 
 
 $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
 
-这就是把 tanh 换成 LeakyReLU 的加性分数，可以让每个节点对邻居给出不同的排序（动态注意力）。这与线性拼接和加性注意力之间的区别是同一个道理，只是换到了图上。`,
+这就是把 tanh 换成 LeakyReLU 的加性分数，可以让每个节点对邻居给出不同的排序（动态注意力）。这与线性拼接和加性注意力之间的区别是同一个道理，只是换到了图上；图 10.3 在一个小图上展示了两者。`,
     },
     {
       id: 'c10-training',
@@ -157,6 +157,17 @@ $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
     axisWhich: '分数',
     limitSeries: 'fp16 上限 65504',
     valueSeries: '分数',
+  },
+  gat: {
+    title: '图 10.3　小图上的静态注意力与动态注意力',
+    caption: r`每一行是一个节点，每一列是一个邻居；没有边的单元格画有斜线。左图使用线性拼接，每个节点都按同一个只取决于键的分数给邻居排序，所以拥有共同邻居的节点会首选同一个邻居：这就是静态注意力。右图使用加性注意力（即 GATv2 的形式，只是用 tanh 代替 LeakyReLU），每个节点可以按自己的方式排序。核心中没有 LeakyReLU；它是单调函数，不会改变哪个邻居排在第一。改变种子即可抽取其他特征和参数。`,
+    seed: '特征与参数的种子',
+    staticTitle: '线性拼接（GAT）：静态',
+    dynamicTitle: '加性（GATv2 形式）：动态',
+    node: '节点',
+    neighbour: '邻居',
+    noEdge: '无边',
+    first: '各节点的首选：{list}',
   },
   quiz: {
     correct: '正确。',
