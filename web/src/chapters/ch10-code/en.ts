@@ -83,7 +83,7 @@ The figure computes the row $[c,\ c-1,\ c-2]$ both ways in the core. Drag $c$ pa
 
 $$e_{ij} = \operatorname{LeakyReLU}\big(a^\top [W h_i \,\|\, W h_j]\big).$$
 
-LeakyReLU is monotonic and $a^\top[W h_i \| W h_j]$ splits into a part of $i$ plus a part of $j$, so the ranking of the neighbours by $e_{ij}$ is the ranking by $a_2^\top W h_j$ alone: the same for every node $i$. Brody, Alon and Yahav (2022, *How Attentive are Graph Attention Networks?*) call this **static attention**: one node is the favourite of every node that sees it. Their GATv2 moves the nonlinearity inside,
+LeakyReLU is monotonic and $a^\top[W h_i \| W h_j]$ splits into a part of $i$ plus a part of $j$, so with $a = [a_1; a_2]$ the ranking of the neighbours by $e_{ij}$ is the ranking by $a_2^\top W h_j$ alone: the same for every node $i$. Brody, Alon and Yahav (2022, *How Attentive are Graph Attention Networks?*) call this **static attention**: the top-ranked node is the first choice of every node that has it as a neighbour. Their GATv2 moves the nonlinearity inside,
 
 $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
 

@@ -80,7 +80,7 @@ export const zh: Ch10Text = {
 
 $$e_{ij} = \operatorname{LeakyReLU}\big(a^\top [W h_i \,\|\, W h_j]\big).$$
 
-LeakyReLU 是单调函数，而 $a^\top[W h_i \| W h_j]$ 可以拆成只含 $i$ 的一项与只含 $j$ 的一项之和，因此按 $e_{ij}$ 给邻居排序，等同于只按 $a_2^\top W h_j$ 排序：对每个节点 $i$ 都一样。Brody、Alon 与 Yahav（2022，*How Attentive are Graph Attention Networks?*）称之为**静态注意力**：一个节点会同时是所有能看到它的节点最关注的那一个。他们提出的 GATv2 把非线性移到里面：
+LeakyReLU 是单调函数，而 $a^\top[W h_i \| W h_j]$ 可以拆成只含 $i$ 的一项与只含 $j$ 的一项之和，因此记 $a = [a_1; a_2]$，按 $e_{ij}$ 给邻居排序就等同于只按 $a_2^\top W h_j$ 排序：对每个节点 $i$ 都一样。Brody、Alon 与 Yahav（2022，*How Attentive are Graph Attention Networks?*）称之为**静态注意力**：排名最高的节点，是所有以它为邻居的节点的首选。他们提出的 GATv2 把非线性移到里面：
 
 $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
 
