@@ -62,7 +62,12 @@ export default defineChapter<Ch1Text>({
     view.section('c1-check').append(quiz('c1-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec(ctx.qk.scoreFunctions.map((f) => f.name)), normalize);
     const figure = new ScoreFigure(ctx.qk, ctx.cat, ctx.t.figure, store);
-    view.section('playground').append(termLinks(ctx.t.terms, figure.el), figure.el);
+    view.section('playground').append(figure.el);
+    // The linked terms sit right above the three matrices they point into (or above the figure).
+    const terms = termLinks(ctx.t.terms, figure.el);
+    const charts = figure.el.querySelector('[data-testid="heatmap-scores"]')?.closest('.charts');
+    if (charts?.parentElement) charts.parentElement.insertBefore(terms, charts);
+    else figure.el.before(terms);
     view.section('compare').append(compareTable(ctx.qk.scoreFunctions, ctx.cat, ctx.t.compare));
   },
 });
