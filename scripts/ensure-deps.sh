@@ -22,6 +22,7 @@ checks=(
   "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a|libclang-rt-14-dev"
   "/usr/bin/chromium|chromium"
   "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc|fonts-noto-cjk"
+  "/usr/lib/python3/dist-packages/torch/__init__.py|python3-torch"
 )
 
 missing=()

@@ -17,6 +17,7 @@ export const CHAPTERS: readonly ChapterLoader[] = [
   () => import('./ch7-cost'),
   () => import('./ch8-beyond'),
   () => import('./ch9-diagnostics'),
+  () => import('./ch10-code'),
 ];
 
 export type { Chapter, ChapterText };

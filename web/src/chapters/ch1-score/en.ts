@@ -37,6 +37,21 @@ A single score means little on its own. Softmax does not change when the same co
 The mask comes *after* scoring. A tempting shortcut is to mask *before* scoring by zeroing the padded key vectors. It does not work: a zero key still gets a score, $q \cdot 0 = 0$, and $\exp(0) = 1$ is not small. In the worked example below, zeroing key 3 still leaves it a weight of {{zeroKeyW}} from query 1. Setting its logit to $-\infty$ instead gives it exactly $0$, and the weights of query 1 become $ {{padW}}$.`,
     },
     {
+      id: 'qkv',
+      title: 'Where q, k and v come from',
+      body: r`Queries, keys and values are not given; they are computed from the tokens by three learned matrices. Stack the token vectors as the rows of $X$ ($L \times d_{\text{model}}$). Then
+
+$$Q = X W_Q, \qquad K = X_{\text{kv}} W_K, \qquad V = X_{\text{kv}} W_V,$$
+
+with $W_Q$ of shape $d_{\text{model}} \times d_q$, $W_K$ of shape $d_{\text{model}} \times d_k$ and $W_V$ of shape $d_{\text{model}} \times d_v$. The same token can therefore play three roles: what it looks for (its query), what it offers to be found by (its key) and what it contributes once found (its value).
+
+- **Self-attention**: $X_{\text{kv}} = X$. Queries, keys and values come from the same sequence, so $L_q = L_k$ (Vaswani et al. 2017).
+- **Cross-attention**: the queries come from one sequence and the keys and values from another, for example a decoder attending to an encoder's outputs, as in the first attention models for translation (Bahdanau et al. 2015). Then $L_q \ne L_k$ is the normal case, and the two sides may even have different widths.
+- **Multi-head attention**: $H$ heads, each with its own $W_Q^{(h)}, W_K^{(h)}, W_V^{(h)}$ of smaller width (typically $d_k = d_{\text{model}}/H$), score and mix independently; their outputs are concatenated and projected by $W_O$ (Vaswani et al. 2017, §3.2.2). Everything in this tutorial happens inside one head.
+
+The worked example below takes the simplest choice, $W_Q = W_K = W_V = I$, so that $Q = K = V = X$ and every number can be checked by hand.`,
+    },
+    {
       id: 'worked',
       title: 'A worked example, step by step',
       body: r`Take three tokens with four features each and the simplest possible projections, $W_Q = W_K = W_V = I$, so that queries, keys and values are all the same matrix:
@@ -92,7 +107,54 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
 - Turn on the causal mask, or reduce the number of valid keys, and watch masked cells become hatched: they receive no weight at all.
 - Set one key vector to all zeros and check that it still receives weight.`,
     },
+    {
+      id: 'compare',
+      title: 'Every scoring function in one table',
+      body: r`Chapter 2 compares the scoring functions on live inputs. This table collects their properties in one place. Names, formulas, parameters and whether $d_q \ne d_k$ is allowed come from the core's registry, the same list the figures use; the other columns are the facts the later chapters show. Costs count the work to form $S$, with $L = L_q = L_k$ where it does not matter and $d_h$ the hidden width of additive attention.`,
+    },
+    {
+      id: 'c1-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
+  compare: {
+    caption: 'Scoring functions compared',
+    colName: 'scoring function',
+    colFormula: 'f(q, k)',
+    colParams: 'parameters',
+    colCost: 'cost of S',
+    colDims: 'd_q\u00a0≠\u00a0d_k',
+    colBounded: 'bounded',
+    colQuery: 'depends on the query',
+    colScale: 'needs scaling',
+    colUse: 'when to use',
+    none: 'none',
+    yes: 'yes',
+    no: 'no',
+    rows: {
+      dot: { cost: r`$L_q L_k d$`, bounded: 'no', query: 'yes', scale: r`yes: the variance grows with $d_k$`, use: 'rarely on its own; scaled dot is the same with the scale' },
+      scaled_dot: { cost: r`$L_q L_k d$`, bounded: 'no', query: 'yes', scale: r`built in: $1/\sqrt{d_k}$`, use: 'the default for language and vision; the best hardware support' },
+      cosine: { cost: r`$L_q L_k d$`, bounded: r`yes, $[-1, 1]$`, query: 'yes', scale: 'the opposite: too flat, learn a temperature', use: 'retrieval and vector search, when norms should not count' },
+      bilinear: { cost: r`$L_q d_q d_k + L_q L_k d_k$`, bounded: 'no', query: 'yes', scale: r`yes: with $W$ near $I$ the variance is about $d$`, use: 'aligning features from different spaces (e.g. text and image)' },
+      additive: { cost: r`$L_q d_q d_h + L_k d_k d_h + L_q L_k d_h$ (tanh)`, bounded: r`yes, $|f| \le \lVert v \rVert_1$`, query: 'yes', scale: 'no (tanh bounds it); start the weights small', use: 'small models, RNN encoder–decoders, graph attention' },
+      linear_concat: { cost: r`$L_q d_q + L_k d_k + L_q L_k$`, bounded: 'no', query: r`**no**: the query term cancels in softmax`, scale: 'no', use: 'not as attention; it shows why a nonlinearity is needed' },
+      neg_sq_euclidean: { cost: r`$L_q L_k d$`, bounded: r`above: $f \le 0$`, query: 'yes', scale: r`yes: default $1/\sqrt{d_k}$`, use: 'nearest-key matching; Lipschitz (L2) self-attention' },
+    } as Record<string, { cost: string; bounded: string; query: string; scale: string; use: string }>,
+    missing: 'not described yet',
+  },
+  terms: {
+    lead: 'Point at a term to see its cells in the figure:',
+    names: {
+      S: 'every score',
+      s1: 'the scores of query 1 (row 1)',
+      W: 'every weight',
+      w1: 'the weights of query 1 (row 1)',
+      w13: 'the weight query 1 gives key 3',
+      O: 'the whole output',
+      o1: 'the output of query 1',
+    },
+  },
   figure: {
     title: 'Figure 1.1. Scores, weights and output, computed live',
     caption: r`With the worked example, the largest weight of every row sits on the diagonal, because $W_Q = W_K$ and all tokens have the same norm; with other inputs it need not. Scores use a diverging palette centred at 0 (blue below, red above), weights a sequential palette on the fixed range 0 to 1, so colours stay comparable as you change the inputs. Hatched cells are masked: their logit is $-\infty$ and their weight is exactly 0, not merely small.`,
@@ -151,6 +213,24 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
     errorStale: 'The charts below still show the last valid result.',
     errorSameDim: 'Scoring functions that accept $d_q \\ne d_k$: {names}.',
   },
-} satisfies ChapterText & { figure: Record<string, string> };
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "In the worked example, which key does token 1 give the largest weight?",
+        options: ["Key 1, itself", "Key 3", "All three equally"],
+        answer: 0,
+        why: "Its self-score is the largest entry of row 1, and scaling and softmax keep the order of the scores. The widely copied row [0.387, 0.142, 0.471] is wrong.",
+      },
+      {
+        q: "How do you keep a query from attending to padding keys?",
+        options: ["Set those keys' vectors to zero before scoring", "Set their logits to −∞ after scoring", "Divide the scores by the number of real keys"],
+        answer: 1,
+        why: "A zero key still gets the score q · 0 = 0, and e⁰ = 1 is not small. A logit of −∞ gives a weight of exactly 0.",
+      },
+    ],
+  },
+} satisfies ChapterText & { figure: Record<string, string>; compare: Record<string, unknown>; terms: Record<string, unknown>; quiz: Record<string, unknown> };
 
 export type Ch1Text = typeof en;

@@ -8,8 +8,11 @@ import { argmax, row, toRows } from '../../model/matrix';
 import { tex, texMatrix, texRow, textRow } from '../../model/format';
 import type { Vars } from '../shared/rich';
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { WORKED_X, makeSpec, normalize } from './model';
 import { ScoreFigure } from './figure';
+import { compareTable } from './compare';
+import { termLinks } from './terms';
 import { en, type Ch1Text } from './en';
 import { zh } from './zh';
 import './style.css';
@@ -56,8 +59,15 @@ export default defineChapter<Ch1Text>({
   text: { en, zh },
   vars: (ctx) => workedExampleVars(ctx.qk),
   render(ctx, view) {
+    view.section('c1-check').append(quiz('c1-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec(ctx.qk.scoreFunctions.map((f) => f.name)), normalize);
     const figure = new ScoreFigure(ctx.qk, ctx.cat, ctx.t.figure, store);
     view.section('playground').append(figure.el);
+    // The linked terms sit right above the three matrices they point into (or above the figure).
+    const terms = termLinks(ctx.t.terms, figure.el);
+    const charts = figure.el.querySelector('[data-testid="heatmap-scores"]')?.closest('.charts');
+    if (charts?.parentElement) charts.parentElement.insertBefore(terms, charts);
+    else figure.el.before(terms);
+    view.section('compare').append(compareTable(ctx.qk.scoreFunctions, ctx.cat, ctx.t.compare));
   },
 });

@@ -67,6 +67,11 @@ Some pairs worth comparing:
 
 **Why linear concat ignores the query.** Write $w = [w_q; w_k]$. Then $w^\top [q; k] = w_q^\top q + w_k^\top k$: a term that depends only on the query plus a term that depends only on the key. Within one softmax row the query is fixed, so its term is the same constant for every key, and softmax does not change when a constant is added to a whole row. What is left, $w_k^\top k$, does not mention the query. Every query therefore gets *the same* weights. In the figure every row of the linear-concat weights is identical; on the default inputs the largest difference between two rows in any column is $ {{lcSpread}}$, and each row reads $ {{lcRow}}$. The $\tanh$ in additive attention is what couples $q$ and $k$; remove it, and no learned $w$ can make attention depend on the query.`,
     },
+    {
+      id: 'c2-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   fig1: {
     title: 'Figure 2.1. Every scoring function on one Q, K, V',
@@ -98,6 +103,24 @@ Some pairs worth comparing:
     diffTitle: '{a} − {b}',
     summary: 'Largest difference {max}, at query {i}, key {j}. The favourite key changes in {rows} of {total} rows.',
     summaryZero: 'The two weight matrices are the same (largest difference {max}).',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "With the linear concat score wᵀ[q; k], how do the weights of two different queries compare?",
+        options: ["They are identical", "They are mirror images", "They differ whenever the queries differ"],
+        answer: 0,
+        why: "wᵀ[q; k] = $w_q$ · q + $w_k$ · k. The query term is the same for every key of a row, and softmax ignores a constant added to a row.",
+      },
+      {
+        q: "Which scoring functions accept queries and keys of different widths, $d_q$ ≠ $d_k$?",
+        options: ["Dot product and cosine", "Bilinear, additive and linear concat", "Only scaled dot product"],
+        answer: 1,
+        why: "Their parameters map between the two widths (W is $d_q$ × $d_k$; $W_q$ and $W_k$ project both sides to $d_h$). Dot-product-based scores need $d_q$ = $d_k$.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

@@ -9,6 +9,7 @@ import { resize, row } from '../../model/matrix';
 import { tex, texRow } from '../../model/format';
 import type { Vars } from '../shared/rich';
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { columnSpread, DEFAULT_K, DEFAULT_Q, DEFAULT_V, makeSpec, runAll } from './model';
 import { differenceView, sideBySide } from './figures';
 import { en, type Ch2Text } from './en';
@@ -47,6 +48,7 @@ export default defineChapter<Ch2Text>({
   text: { en, zh },
   vars: (ctx) => vars(ctx.qk),
   render(ctx, view) {
+    view.section('c2-check').append(quiz('c2-quiz', ctx.t.quiz));
     const names = ctx.qk.scoreFunctions.map((f) => f.name);
     // V needs one row per key: it follows K's row count.
     const store = ctx.state(makeSpec(names), (v) => (v.v.length === v.k.length ? v : { ...v, v: resize(v.v, v.k.length, v.v[0]!.length) }));

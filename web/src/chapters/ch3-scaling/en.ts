@@ -54,6 +54,11 @@ Figure 3.2 measures both effects against $d_k$ on random queries and keys: the m
 - It applies to dot products, and to bilinear scores too: with $W$ near the identity, $q^\top W k$ is close to $q \cdot k$ and has variance about $d$ for unit-variance entries, so unscaled bilinear logits grow with the width in the same way. qkscope's default scale for bilinear is $ {{bilScale}}$ (no division, as in Luong et al.); pass $1/\sqrt{d_k}$ as the scale, or keep $W$ small, when $d$ is large. Cosine similarity is already bounded in $[-1, 1]$; additive scores pass through $\tanh$, whose outputs are bounded and weighted by $v$.
 - In the core, the scale is a separate parameter of the pipeline (default $1/\sqrt{d_k}$ for the scaled dot product), applied before masks and before the temperature.`,
     },
+    {
+      id: 'c3-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   fig1: {
     title: 'Figure 3.1. The variance of q·k against dₖ, by Monte Carlo in your browser',
@@ -95,6 +100,24 @@ Figure 3.2 measures both effects against $d_k$ on random queries and keys: the m
     seriesByD: 'q·k / dₖ',
     uniform: 'uniform (Lₖ = {lk})',
     summary: 'At dₖ = {d}: unscaled, the largest weight averages {rawMax} and the Jacobian norm {rawJac}; scaled by 1/√dₖ, {sqrtMax} and {sqrtJac}; divided by dₖ, the largest weight is {dMax}, close to uniform ({uniform}).',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "q and k have $d_k$ = 256 independent components with mean 0 and variance 1. What is the variance of q · k?",
+        options: ["1", "16", "256"],
+        answer: 2,
+        why: "Each product $q_i$ $k_i$ has variance 1, and there are $d_k$ of them, so the variance is 256 and the standard deviation 16. Dividing by $\\sqrt{d_k}$ = 16 brings it back to 1.",
+      },
+      {
+        q: "Why divide by $\\sqrt{d_k}$ and not by $d_k$?",
+        options: ["Dividing by $d_k$ leaves a variance of 1/$d_k$ and flattens softmax toward uniform", "Dividing by $d_k$ overflows", "There is no difference"],
+        answer: 0,
+        why: "$\\sqrt{d_k}$ is exactly what restores variance 1; $d_k$ overshoots, and the weights of wide heads would all look alike.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

@@ -6,6 +6,7 @@
 import type { QkScope } from '@qkscope/wasm';
 import { tex } from '../../model/format';
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { makeSpec } from './model';
 import { saturationFigure, varianceFigure } from './figures';
 import { en, type Ch3Text } from './en';
@@ -49,6 +50,7 @@ export default defineChapter<Ch3Text>({
     };
   },
   render(ctx, view) {
+    view.section('c3-check').append(quiz('c3-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec());
     view.section('c3-variance').append(varianceFigure(ctx, store));
     view.section('c3-saturation').append(saturationFigure(ctx, store));

@@ -53,6 +53,11 @@ $$\frac{\partial p_j}{\partial z_l} = p_j(\delta_{jl} - p_l), \qquad J = \operat
 - 它针对点积，也适用于双线性分数：当 $W$ 接近单位矩阵时，$q^\top W k$ 接近 $q \cdot k$，对单位方差的分量其方差约为 $d$，所以未缩放的双线性 logit 同样随宽度增长。qkscope 对双线性的默认缩放系数为 $ {{bilScale}}$（不做除法，与 Luong 等人一致）；$d$ 较大时，请把缩放系数设为 $1/\sqrt{d_k}$，或让 $W$ 保持较小。余弦相似度本来就限制在 $[-1, 1]$ 内；加性注意力的分数要经过 $\tanh$，其输出有界，再由 $v$ 加权。
 - 在本核心中，缩放系数是流水线中的一个独立参数（缩放点积注意力默认取 $1/\sqrt{d_k}$），在掩码和温度系数之前施加。`,
     },
+    {
+      id: 'c3-check',
+      title: "检验一下理解",
+      body: "用两个问题检验一下阅读效果。选择一个答案，即可立刻看到对错和原因。",
+    },
   ],
   fig1: {
     title: '图 3.1　q·k 的方差与 dₖ 的关系：在你的浏览器中做蒙特卡洛模拟',
@@ -94,5 +99,23 @@ $$\frac{\partial p_j}{\partial z_l} = p_j(\delta_{jl} - p_l), \qquad J = \operat
     seriesByD: 'q·k / dₖ',
     uniform: '均匀（Lₖ = {lk}）',
     summary: '在 dₖ = {d} 时：未缩放，最大权重平均为 {rawMax}，雅可比范数为 {rawJac}；按 1/√dₖ 缩放，分别为 {sqrtMax} 和 {sqrtJac}；除以 dₖ，最大权重为 {dMax}，接近均匀值（{uniform}）。',
+  },
+  quiz: {
+    correct: "正确。",
+    wrong: "不对。",
+    questions: [
+      {
+        q: "q 和 k 各有 $d_k$ = 256 个相互独立、均值为 0、方差为 1 的分量。q · k 的方差是多少？",
+        options: ["1", "16", "256"],
+        answer: 2,
+        why: "每个乘积 $q_i$ $k_i$ 的方差为 1，共有 $d_k$ 个，所以方差为 256，标准差为 16。除以 $\\sqrt{d_k}$ = 16 后方差回到 1。",
+      },
+      {
+        q: "为什么除以 $\\sqrt{d_k}$，而不是除以 $d_k$？",
+        options: ["除以 $d_k$ 会让方差变成 1/$d_k$，把 softmax 推向均匀分布", "除以 $d_k$ 会溢出", "两者没有区别"],
+        answer: 0,
+        why: "除以 $\\sqrt{d_k}$ 恰好让方差回到 1；除以 $d_k$ 则矫枉过正，宽度大的头的权重会变得几乎一样。",
+      },
+    ],
   },
 };

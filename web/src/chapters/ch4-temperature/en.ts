@@ -75,6 +75,11 @@ The other limit, $\tau \to \infty$, is the uniform row $1/L_k$: every gap shrink
 
 So a weight says how much better a key matches than the other keys of the same row, measured in units of $\tau$. It does not say how well the query matches anything in absolute terms, and it is not the probability that the key is the "right" one: the weights always sum to 1, even when no key is relevant. A high max weight means only that one key wins clearly, and the same logits give a higher max weight at a smaller $\tau$.`,
     },
+    {
+      id: 'c4-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   fig: {
     title: 'Figure 4.1. Temperature, entropy and effective support',
@@ -101,6 +106,24 @@ So a weight says how much better a key matches than the other keys of the same r
     readHard: 'Distance to hard argmax',
     readHardNote: 'max |p − onehot(key {j})|',
     logits: 'Logits z of the selected row: {z}',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "The logits of a row are [3, 3, 1]. What do the softmax weights tend to as τ → 0?",
+        options: ["[1, 0, 0]", "[0.5, 0.5, 0]", "[1/3, 1/3, 1/3]"],
+        answer: 1,
+        why: "The two tied maxima keep equal weights for every τ, so the limit splits the weight between them; it is not a one-hot.",
+      },
+      {
+        q: "Compared with τ = 1, what does τ = 2 do to a row of weights?",
+        options: ["Flattens it: the entropy rises", "Sharpens it: the largest weight rises", "Nothing: softmax ignores τ"],
+        answer: 0,
+        why: "w = softmax(z / τ): dividing by τ > 1 shrinks the differences between the logits.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

@@ -7,6 +7,7 @@
 import { tex, texRow } from '../../model/format';
 import { row } from '../../model/matrix';
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { temperatureFigure } from './figure';
 import { distanceToHard, makeSpec, run } from './model';
 import { en, type Ch4Text } from './en';
@@ -38,6 +39,7 @@ export default defineChapter<Ch4Text>({
     };
   },
   render(ctx, view) {
+    view.section('c4-check').append(quiz('c4-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec());
     view.section('c4-play').append(temperatureFigure(ctx, store));
   },

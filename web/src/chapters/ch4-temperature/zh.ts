@@ -73,6 +73,11 @@ $$\lim_{\tau \to 0^+} \operatorname{softmax}(z/\tau) = \operatorname{onehot}\big
 
 所以，权重表示的是某个键比同一行其他键匹配得好多少（以 $\tau$ 为单位），而不是查询在绝对意义上与任何键匹配得多好；它也不是该键为“正确”键的概率：即使没有一个键相关，权重之和仍然是 1。最大权重高只说明有一个键明显胜出，而且同样的 logit 在更小的 $\tau$ 下会得到更高的最大权重。`,
     },
+    {
+      id: 'c4-check',
+      title: "检验一下理解",
+      body: "用两个问题检验一下阅读效果。选择一个答案，即可立刻看到对错和原因。",
+    },
   ],
   fig: {
     title: '图 4.1　温度系数、熵与有效支撑集大小',
@@ -99,5 +104,23 @@ $$\lim_{\tau \to 0^+} \operatorname{softmax}(z/\tau) = \operatorname{onehot}\big
     readHard: '与硬性 argmax 的距离',
     readHardNote: 'max |p − onehot(键 {j})|',
     logits: '所选行的 logit z：{z}',
+  },
+  quiz: {
+    correct: "正确。",
+    wrong: "不对。",
+    questions: [
+      {
+        q: "某一行的 logit 为 [3, 3, 1]。当 τ → 0 时，softmax 权重趋向于什么？",
+        options: ["[1, 0, 0]", "[0.5, 0.5, 0]", "[1/3, 1/3, 1/3]"],
+        answer: 1,
+        why: "两个并列的最大值在任何 τ 下权重都相等，所以极限把权重平分给它们，而不是独热向量。",
+      },
+      {
+        q: "与 τ = 1 相比，τ = 2 会让一行权重怎样变化？",
+        options: ["更平缓：熵增大", "更尖锐：最大权重增大", "不变：softmax 与 τ 无关"],
+        answer: 0,
+        why: "w = softmax(z / τ)：除以大于 1 的 τ 会缩小 logit 之间的差距。",
+      },
+    ],
   },
 };

@@ -108,6 +108,11 @@ Many implementations avoid $-\infty$ by filling masked scores with a large negat
 
 The safe recipe is the one qkscope uses: keep scores and softmax in float32 even for float16 or bfloat16 inputs (mixed precision), subtract the row maximum before exponentiating, mask with $-\infty$, and handle empty rows explicitly. Figure 5.6 runs the careless recipe in each dtype and with each fill value, next to the safe one.`,
     },
+    {
+      id: 'c5-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   figMask: {
     title: 'Figure 5.1. Padding, causal and sliding-window masks, top-left vs bottom-right',
@@ -206,6 +211,24 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
     summaryNan: 'NaN in row {rows} ({n} cells)',
     summaryNoNan: 'no NaN',
     nanCell: 'NaN',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "$L_q$ = 6 queries, $L_k$ = 4 keys, a causal mask aligned bottom-right, no padding. How many queries see no key at all?",
+        options: ["None", "2", "4"],
+        answer: 1,
+        why: "Bottom-right keeps j ≤ i + ($L_k$ − $L_q$) = i − 2, so the first two queries have no visible key and need the empty-row rule.",
+      },
+      {
+        q: "In fp16, a mask is added to the scores as finfo(fp16).min. What can happen to a fully masked row?",
+        options: ["It gets uniform weights, always", "Its sums round to −∞ and the row becomes NaN", "Nothing: a finite fill is always safe"],
+        answer: 1,
+        why: "−65504 plus a score of −16 or less rounds to −∞ in fp16. A finite fill is safe only when it replaces the score (masked_fill), not when it is added.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

@@ -8,6 +8,7 @@
 import { texRow, trimmed } from '../../model/format';
 import { row } from '../../model/matrix';
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { alibiFigure, graphFigure, maskFigure } from './figures-masks';
 import { precisionFigure, softcapFigure } from './figures-numerics';
 import { t5Figure } from './figures-t5';
@@ -45,6 +46,7 @@ export default defineChapter<Ch5Text>({
     };
   },
   render(ctx, view) {
+    view.section('c5-check').append(quiz('c5-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec(), (v) => (v.head > v.heads ? { ...v, head: v.heads } : v));
     view.section('c5-structure').append(maskFigure(ctx, store));
     view.section('c5-alibi').append(alibiFigure(ctx, store));

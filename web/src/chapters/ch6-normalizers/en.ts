@@ -46,6 +46,11 @@ Dividing by $\tau > 0$ does not move the argmax, so hard Gumbel-softmax samples 
 
 Figure 6.2 checks this by counting: it draws many hard samples of the selected row, one per seed, and compares how often each key wins with the softmax probabilities.`,
     },
+    {
+      id: 'c6-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   fig: {
     title: 'Figure 6.1. Five normalizers on the same logits',
@@ -80,6 +85,24 @@ Figure 6.2 checks this by counting: it draws many hard samples of the selected r
     share: 'share',
     key: 'key',
     gap: 'Largest difference |frequency − probability|: {gap} with {n} samples',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "Which normalizer gives exact zeros to some visible keys and is still differentiable almost everywhere?",
+        options: ["Softmax", "Sparsemax", "Hard attention"],
+        answer: 1,
+        why: "Sparsemax is the Euclidean projection onto the simplex: keys below a threshold get exactly 0. Softmax gives every visible key a positive weight; hard attention has no useful gradient.",
+      },
+      {
+        q: "How is hard attention usually trained?",
+        options: ["By backpropagating through the argmax", "With REINFORCE, or Gumbel-softmax with the straight-through estimator", "It cannot be trained"],
+        answer: 1,
+        why: "The one-hot of the argmax has zero gradient almost everywhere. The straight-through variant forwards the one-hot and backpropagates the soft gradient.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

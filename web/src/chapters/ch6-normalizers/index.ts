@@ -7,6 +7,7 @@
 import { texRow } from '../../model/format';
 import { row } from '../../model/matrix';
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { gumbelFigure, normalizersFigure } from './figures';
 import { makeSpec, runNorm } from './model';
 import { en, type Ch6Text } from './en';
@@ -30,6 +31,7 @@ export default defineChapter<Ch6Text>({
     };
   },
   render(ctx, view) {
+    view.section('c6-check').append(quiz('c6-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec());
     view.section('c6-compare').append(normalizersFigure(ctx, store));
     view.section('c6-gumbel').append(gumbelFigure(ctx, store));

@@ -46,6 +46,11 @@ $$\Pr\Big[\arg\max_j (z_j + g_j) = i\Big] = \frac{e^{z_i}}{\sum_l e^{z_l}}.$$
 
 图 6.2 用计数来验证：它对所选行抽取许多硬样本（每个种子一个），比较每个键获胜的频率与 softmax 概率。`,
     },
+    {
+      id: 'c6-check',
+      title: "检验一下理解",
+      body: "用两个问题检验一下阅读效果。选择一个答案，即可立刻看到对错和原因。",
+    },
   ],
   fig: {
     title: '图 6.1　同一组 logit 上的五种归一化函数',
@@ -80,5 +85,23 @@ $$\Pr\Big[\arg\max_j (z_j + g_j) = i\Big] = \frac{e^{z_i}}{\sum_l e^{z_l}}.$$
     share: '比例',
     key: '键',
     gap: '|频率 − 概率| 的最大值：{gap}（{n} 个样本）',
+  },
+  quiz: {
+    correct: "正确。",
+    wrong: "不对。",
+    questions: [
+      {
+        q: "哪个归一化函数会给一些可见的键恰好为 0 的权重，同时几乎处处可导？",
+        options: ["softmax", "sparsemax", "硬注意力"],
+        answer: 1,
+        why: "sparsemax 是到单纯形上的欧氏投影：低于阈值的键权重恰好为 0。softmax 给每个可见的键正的权重；硬注意力没有有用的梯度。",
+      },
+      {
+        q: "硬注意力通常怎样训练？",
+        options: ["直接通过 argmax 反向传播", "用 REINFORCE，或用带直通估计器的 Gumbel-softmax", "无法训练"],
+        answer: 1,
+        why: "argmax 的独热向量几乎处处梯度为 0。直通变体在前向传播中使用独热向量，在反向传播中使用软梯度。",
+      },
+    ],
   },
 };

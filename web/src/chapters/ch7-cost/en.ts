@@ -64,6 +64,11 @@ $$\frac{e^{a_i + b_j}}{\sum_{j'} e^{a_i + b_{j'}}} = \frac{e^{b_j}}{\sum_{j'} e^
 
 Every query gets the **same** weights: the ranking of the keys is fixed before any query is seen. Figure 7.4 lets you draw new queries: the linear-concat heatmap does not move, while scaled dot product reacts to each new query. Additive attention escapes this only because $\tanh$ sits between the sum and $v$, so the query and key terms no longer separate.`,
     },
+    {
+      id: 'c7-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   fig1: {
     title: 'Figure 7.1. Forward time and memory against L, for each scoring function',
@@ -135,6 +140,24 @@ Every query gets the **same** weights: the ranking of the keys is fixed before a
     sd: 'Weights, scaled dot',
     changeStart: 'This is query set 0, the reference: draw new queries and this line gives the largest change in each set of weights.',
     change: 'Since query set 0, the largest change in the linear-concat weights is {lc}; in the scaled-dot weights, {sd}.',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "“Scaled dot product runs out of memory at L = 4096” describes…",
+        options: ["the scoring function", "an implementation that stores the $L_q$ × $L_k$ matrix", "every GPU"],
+        answer: 1,
+        why: "Tiled attention with an online softmax never stores S and needs O(L d) memory, with the same result.",
+      },
+      {
+        q: "Why is the common PyTorch module for additive attention so slow at L = $d_h$ = 512?",
+        options: ["tanh is expensive to evaluate", "It broadcasts to $L_q$ × $L_k$ × $d_h$ tensors, 134,217,728 elements each", "Softmax dominates"],
+        answer: 1,
+        why: "The inherent work is $L_q$ $L_k$ $d_h$ tanh evaluations; a fused kernel that never stores the tensor does it far faster.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

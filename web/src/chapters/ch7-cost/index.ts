@@ -8,6 +8,7 @@
  * softmax). docs/facts.md §2, §7. State in the URL under "c7.".
  */
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { makeSpec } from './model';
 import { additiveFigure, linearConcatFigure, timeFigure } from './figures';
 import { pathsFigure } from './paths';
@@ -20,6 +21,7 @@ export default defineChapter<Ch7Text>({
   ns: 'c7',
   text: { en, zh },
   render(ctx, view) {
+    view.section('c7-check').append(quiz('c7-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec());
     view.section('c7-time').append(timeFigure(ctx, store));
     view.section('c7-paths').append(pathsFigure(ctx, store));

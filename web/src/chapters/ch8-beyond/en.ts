@@ -52,6 +52,11 @@ Be prepared for how slowly FAVOR+ converges. The kernel estimate is unbiased, bu
 
 The third figure computes both with qkscope's forward(), top-k with the topk_softmax normalizer and the window with the mask from qkscope's sparsePattern(), and measures the error against full softmax and the fraction of pairs kept.`,
     },
+    {
+      id: 'c8-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   fig1: {
     title: 'Figure 8.1. Linear attention against softmax attention',
@@ -117,6 +122,24 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
     seriesWindow: 'window + {g} global + {r} random (w = 0…L−1)',
     current: 'now',
     summary: 'Kept {kept} of pairs, scored {scored}; relative output error {err}, largest weight change {dw}.',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "Linear attention computes φ(Q)(φ(K)ᵀV). How does its cost grow with the sequence length L?",
+        options: ["Linearly: O(L d²)", "Quadratically: O(L² d)", "Cubically"],
+        answer: 0,
+        why: "φ(K)ᵀV is a d × d_v matrix computed once, so the L × L matrix is never formed.",
+      },
+      {
+        q: "What does BigBird's sparse pattern combine?",
+        options: ["A sliding window only", "A window, global tokens and random links", "The top-k keys of each query"],
+        answer: 1,
+        why: "Longformer uses a window plus global tokens; BigBird adds random links.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

@@ -7,6 +7,7 @@
  * docs/facts.md §8. State in the URL under "c8.".
  */
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { makeSpec } from './model';
 import { linearFigure, sparseFigure, timeFigure } from './figures';
 import { en, type Ch8Text } from './en';
@@ -18,6 +19,7 @@ export default defineChapter<Ch8Text>({
   ns: 'c8',
   text: { en, zh },
   render(ctx, view) {
+    view.section('c8-check').append(quiz('c8-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec());
     view.section('c8-error').append(linearFigure(ctx, store));
     view.section('c8-time').append(timeFigure(ctx, store));

@@ -50,6 +50,11 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
 
 第三张图用 qkscope 的 forward() 计算这两种方式：top-k 使用 topk_softmax 归一化函数，窗口使用 qkscope 的 sparsePattern() 给出的掩码；并测量与完整 softmax 相比的误差以及保留下来的查询–键对比例。`,
     },
+    {
+      id: 'c8-check',
+      title: "检验一下理解",
+      body: "用两个问题检验一下阅读效果。选择一个答案，即可立刻看到对错和原因。",
+    },
   ],
   fig1: {
     title: '图 8.1　线性注意力与 softmax 注意力对比',
@@ -115,5 +120,23 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     seriesWindow: '窗口 + {g} 个全局词元 + {r} 个随机键（w = 0…L−1）',
     current: '当前',
     summary: '保留 {kept} 的对，打分 {scored}；相对输出误差 {err}，权重最大变化 {dw}。',
+  },
+  quiz: {
+    correct: "正确。",
+    wrong: "不对。",
+    questions: [
+      {
+        q: "线性注意力计算 φ(Q)(φ(K)ᵀV)。它的计算量随序列长度 L 怎样增长？",
+        options: ["线性：O(L d²)", "平方：O(L² d)", "立方"],
+        answer: 0,
+        why: "φ(K)ᵀV 是只需计算一次的 d × d_v 矩阵，因此从不构造 L × L 矩阵。",
+      },
+      {
+        q: "BigBird 的稀疏模式由哪些部分组成？",
+        options: ["只有滑动窗口", "窗口、全局词元和随机连接", "每个查询的 top-k 个键"],
+        answer: 1,
+        why: "Longformer 使用窗口加全局词元；BigBird 在此基础上加入了随机连接。",
+      },
+    ],
   },
 };

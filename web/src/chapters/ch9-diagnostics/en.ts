@@ -50,6 +50,11 @@ One warning applies to all of this. Attention weights are **relative match stren
       title: 'Choosing a scoring function',
       body: r`What practitioners report, as a starting point rather than a rule:`,
     },
+    {
+      id: 'c9-check',
+      title: "Check your understanding",
+      body: "Two questions to check your reading. Choose an answer to see at once whether it is right, and why.",
+    },
   ],
   fig: {
     title: 'Figure 9.1. Entropy, max weight and effective support, per head and per row',
@@ -93,6 +98,24 @@ One warning applies to all of this. Attention weights are **relative match stren
       ['Graphs (GAT-style)', 'Additive-style score, adjacency as a mask', 'A small learned score per edge; non-edges get −∞ before the softmax.'],
     ],
     after: 'Whatever you pick, keep a scaled-dot baseline with everything else fixed, and compare on a small ablation first: most claimed gains of exotic scoring functions shrink against a well-tuned baseline.',
+  },
+  quiz: {
+    correct: "Right.",
+    wrong: "Not quite.",
+    questions: [
+      {
+        q: "A row's entropy is close to $\\log L_k$. What does that suggest?",
+        options: ["Over-focused attention: try τ > 1", "Diffuse attention: check the scale", "Nothing unusual"],
+        answer: 1,
+        why: "$\\log L_k$ is the entropy of uniform weights: the row barely distinguishes its keys.",
+      },
+      {
+        q: "One key gets weight 0.9. What does that tell you?",
+        options: ["The model is 90% confident", "That key matches best relative to the other keys of the row", "The prediction is right with probability 0.9"],
+        answer: 1,
+        why: "Weights are relative match strengths within a row, not confidences.",
+      },
+    ],
   },
 } satisfies ChapterText & Record<string, unknown>;
 

@@ -5,6 +5,7 @@
  * guide of §9. State in the URL under "c9.".
  */
 import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
 import { makeSpec } from './model';
 import { diagnosticsFigure, guideTable } from './figures';
 import { en, type Ch9Text } from './en';
@@ -16,6 +17,7 @@ export default defineChapter<Ch9Text>({
   ns: 'c9',
   text: { en, zh },
   render(ctx, view) {
+    view.section('c9-check').append(quiz('c9-quiz', ctx.t.quiz));
     const store = ctx.state(makeSpec(ctx.qk.scoreFunctions.map((f) => f.name)), (v) => ({ ...v, head: Math.min(v.head, v.heads) }));
     view.section('c9-heads').append(diagnosticsFigure(ctx, store));
     view.section('c9-choose').append(guideTable(ctx));
