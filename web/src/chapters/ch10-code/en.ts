@@ -62,7 +62,7 @@ With $L_q > L_k$ and bottom-right alignment, the first $L_q - L_k$ queries see n
     {
       id: 'c10-maxshift',
       title: 'Why softmax subtracts the row maximum',
-      body: r`Softmax does not change when the same constant is subtracted from a whole row, so subtracting the row maximum costs nothing in exact arithmetic. In floating point it is what keeps softmax alive: $e^x$ overflows to $\infty$ for $x$ above about $88.72$ in fp32 and about $11.09$ in fp16 (the logarithms of the largest finite numbers, $3.4 \times 10^{38}$ and $65504$). Then the largest entry becomes $\infty / \infty = \text{NaN}$. After the shift every exponent is at most $e^0 = 1$ and nothing can overflow.
+      body: r`Softmax does not change when the same constant is subtracted from a whole row, so subtracting the row maximum costs nothing in exact arithmetic. In floating point it is what keeps softmax alive: $e^x$ overflows to $\infty$ for $x$ above about $88.72$ in fp32 and about $11.09$ in fp16 (the logarithms of the largest finite numbers, $3.4 \times 10^{38}$ and $65504$). Then the largest entry becomes $\infty / \infty = \text{NaN}$. After the shift every exponent is at most 0, so every exponential is at most $e^0 = 1$ and nothing can overflow.
 
 The figure computes the row $[c,\ c-1,\ c-2]$ both ways in the core. Drag $c$ past the threshold of the chosen type: the naive weights turn to NaN and zeros, while the stable weights do not move at all, because they depend only on the differences within the row.`,
     },
@@ -93,7 +93,7 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
       id: 'c10-training',
       title: 'Training advice, with the reasons',
       body: r`- **Additive: start $W_q$ and $W_k$ small.** The score is $v^\top \tanh(W_q q + W_k k + b)$. If the pre-activations are large, tanh saturates, its derivative $1 - \tanh^2$ is near 0 and the projections stop learning; small initial weights start tanh in its near-linear range.
-- **Additive: do not make $d_h$ tiny.** The cost grows with $L_q L_k d_h$, but $d_h$ is also the number of directions the score can use. With $d_h = 1$ the key ranking follows $\operatorname{sign}(v)\, w_k^\top k$ for every query, and tanh saturation only changes the spacing (chapter 9).
+- **Additive: do not make $d_h$ tiny.** The cost grows with $L_q L_k d_h$, but $d_h$ is also the number of directions the score can use. With $d_h = 1$ the key ranking follows $\operatorname{sign}(v)\, w_k^\top k$ for every query, and tanh saturation only changes the spacing, differently for each query (chapter 2).
 - **Bilinear: regularise $W$.** $W$ has $d_q d_k$ parameters, far more than the scores need, and nothing bounds $q^\top W k$. Weight decay, or a low-rank $W = U^\top V$, keeps it from overfitting; starting near the identity starts it as the dot product, and then the $\sqrt{d}$ argument of chapter 3 applies to it too, so scale it.
 - **Cosine: learn a temperature.** Cosine scores lie in $[-1, 1]$, too flat for a sharp softmax; scaled cosine attention divides by a learned $\tau$ (Liu et al. 2022).
 - **Always keep a scaled-dot baseline** with everything else fixed (chapter 9).`,
@@ -186,7 +186,7 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
         q: 'A row holds the logits [100, 99]. What does exp(z) / Σ exp(z) give in fp32?',
         options: ['[0.731, 0.269]', '[NaN, NaN]', '[1, 0]'],
         answer: 1,
-        why: 'e^100 and e^99 both exceed the largest fp32 number (the limit is about e^88.72), so every term and the sum are ∞, and ∞/∞ is NaN. Subtracting the maximum first gives the weights of [1, 0], which is [0.731, 0.269].',
+        why: 'e^100 and e^99 both exceed the largest fp32 number (the limit is about e^88.72), so every term and the sum are ∞, and ∞/∞ is NaN. Subtracting the maximum first gives the logits [0, −1], whose weights are [0.731, 0.269].',
       },
       {
         q: 'Your scores have shape (B, $L_q$, $L_k$) and your padding mask (B, $L_k$). What should you do before applying it?',

@@ -44,7 +44,7 @@ Things to try:
     {
       id: 'c2-params',
       title: 'Parameters: bilinear near the identity, additive’s hidden size',
-      body: r`Three of the six functions have learned parameters. Here they are drawn from the seed, as at the start of training, and two sliders move the interesting ones.
+      body: r`Three of the seven functions have learned parameters. Here they are drawn from the seed, as at the start of training, and two sliders move the interesting ones.
 
 **Bilinear.** The figure uses $W = I + \alpha N$, where $N$ has independent standard normal entries. At $\alpha = 0$ the bilinear weights equal the dot-product weights exactly; on the default inputs the largest difference between the two panels is $ {{bilDiff}}$. As $\alpha$ grows, $W$ mixes features before comparing them: the bilinear panel drifts away from the dot product while keeping the same kind of structure. This is why initialising $W$ near the identity makes bilinear attention start out as dot-product attention.
 

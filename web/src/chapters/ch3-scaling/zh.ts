@@ -41,7 +41,7 @@ $$\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = \frac{d_k}{d_k
 
 $$\frac{\partial p_j}{\partial z_l} = p_j(\delta_{jl} - p_l), \qquad J = \operatorname{diag}(p) - p\,p^\top.$$
 
-当 $p$ 是 独热 时，$J$ 的每个元素都为 0，因此传到权重上的梯度在反传回分数、进而传回 $W_Q$ 和 $W_K$ 的途中，会被乘上（几乎为）零，这就是梯度消失。只有两个键时，$J$ 唯一非平凡的元素是 $p(1-p)$：$\Delta = 1$ 时为 $ {{jSmall}}$，$\Delta = {{gapBig}}$ 时为 $ {{jBig}}$。
+当 $p$ 是独热向量时，$J$ 的每个元素都为 0，因此传到权重上的梯度在反传回分数、进而传回 $W_Q$ 和 $W_K$ 的途中，会被乘上（几乎为）零，这就是梯度消失。只有两个键时，$J$ 唯一非平凡的元素是 $p(1-p)$：$\Delta = 1$ 时为 $ {{jSmall}}$，$\Delta = {{gapBig}}$ 时为 $ {{jBig}}$。
 
 图 3.2 在随机的查询和键上，针对不同的 $d_k$ 测量这两种效应：每行最大权重的平均值，以及每行 $J$ 的 Frobenius 范数的平均值，$\lVert J\rVert_F^2 = \sum_j p_j^2 - 2\sum_j p_j^3 + \big(\sum_j p_j^2\big)^2$。不缩放时，随着 $d_k$ 增大，最大权重逼近 1，雅可比范数趋于 0。按 $1/\sqrt{d_k}$ 缩放时，两者都保持在小 $d_k$ 时的水平。除以 $d_k$ 时，两者都趋向均匀分布的极限：权重为 $1/L_k$，雅可比范数为 $\sqrt{1/L_k - 1/L_k^2}$。`,
     },
@@ -86,7 +86,7 @@ $$\frac{\partial p_j}{\partial z_l} = p_j(\delta_{jl} - p_l), \qquad J = \operat
     title: '图 3.2　softmax 饱和程度与 dₖ 的关系',
     caption: r`不缩放时，随着 $d_k$ 增大，每行的最大权重逼近 1，雅可比范数趋于 0：softmax 变成硬性的 argmax，几乎传不回梯度。按 $1/\sqrt{d_k}$ 缩放时，两条曲线都很平。除以 $d_k$ 时，它们趋向均匀分布的极限（虚线），此时无论键的内容如何，每个键都得到 $1/L_k$。每个点是 64 个查询行的平均值。`,
     lk: '每行的键数 Lₖ',
-    lkHint: '键越多，均匀极限越低，趋向 独热 也越慢',
+    lkHint: '键越多，均匀极限越低，趋向独热也越慢',
     maxTitle: '每行最大权重的平均值',
     jacTitle: 'softmax 雅可比范数的平均值',
     maxLabel: '三种缩放方式下，softmax 最大权重的平均值与键维度的关系',
