@@ -29,7 +29,7 @@ Memory is a separate question. An implementation that *stores* the scores and th
     {
       id: 'c7-time',
       title: 'Time and memory against L, in your browser',
-      body: r`The figure below times qkscope's forward pass (the C++ core compiled to WebAssembly, one thread) for each scoring function at growing $L = L_q = L_k$. Nothing runs until you press **Run**; each point is the median of a few warm runs, and a series stops early if one run gets slow, so a phone can take part too. Your numbers depend on your device and on what else it is doing; the *shape* of the curves is what carries over.
+      body: r`The figure below times qkscope's forward pass (the C++ core compiled to WebAssembly, one thread) for each scoring function at growing $L = L_q = L_k$. When the figure comes into view it runs a quick sweep at small $L$; press **Run** to measure up to the largest $L$. Each point is the median of a few warm runs, and a series stops early if one run gets slow, so a phone can take part too. Your numbers depend on your device and on what else it is doing; the *shape* of the curves is what carries over.
 
 The memory chart needs no timing: it is computed from the shapes. It is an estimate of the big buffers only, for one head and one sequence; multiply by heads × batch for a real layer.`,
     },
