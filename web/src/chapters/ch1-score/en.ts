@@ -164,7 +164,7 @@ A habit worth keeping: when an attention heatmap seems to say something surprisi
     temperature: 'Temperature τ',
     temperatureHint: 'τ > 1 flattens each row, τ < 1 sharpens it',
     causal: 'Causal mask',
-    causalHint: 'query i sees only keys j ≤ i',
+    causalHint: 'query i sees only keys j ≤ i (top-left alignment)',
     keyLength: 'Valid keys (padding mask)',
     keyLengthValue: '{n} of {total}',
     seed: 'Parameter seed',

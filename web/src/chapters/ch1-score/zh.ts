@@ -164,7 +164,7 @@ $$O = WV = {{O}}.$$
     temperature: '温度系数 τ',
     temperatureHint: 'τ > 1 使每行更平缓，τ < 1 使其更尖锐',
     causal: '因果掩码',
-    causalHint: '查询 i 只能看到键 j ≤ i',
+    causalHint: '查询 i 只能看到键 j ≤ i（左上对齐）',
     keyLength: '有效键个数（填充掩码）',
     keyLengthValue: '{n} / {total}',
     seed: '参数随机种子',

@@ -74,7 +74,7 @@ The figure computes the row $[c,\ c-1,\ c-2]$ both ways in the core. Drag $c$ pa
     {
       id: 'c10-mixed',
       title: 'Scoring in fp32 under mixed precision',
-      body: r`Mixed precision stores $Q$, $K$ and $V$ in fp16 or bf16 to save memory and bandwidth. The scores and the softmax should still be computed in fp32: upcast before the product $QK^\top$, mask with $-\infty$, subtract the row maximum, handle empty rows, and cast the output back. Under torch.autocast the matrix product itself runs in fp16, while softmax is one of the operations autocast runs in fp32, so an overflow of $QK^\top$ has already happened before softmax sees it. Fused kernels (FlashAttention and its successors) accumulate scores and softmax statistics in fp32 for the same reason.`,
+      body: r`Mixed precision stores $Q$, $K$ and $V$ in fp16 or bf16 to save memory and bandwidth. The scores and the softmax should still be computed in fp32: upcast before the product $QK^\top$, mask with $-\infty$, subtract the row maximum, handle empty rows, and cast the output back. Under torch.autocast on a GPU the matrix product itself runs in fp16, while softmax is one of the operations autocast runs in fp32, so an overflow of $QK^\top$ has already happened before softmax sees it. Fused kernels (FlashAttention and its successors) accumulate scores and softmax statistics in fp32 for the same reason.`,
     },
     {
       id: 'c10-gat',
@@ -143,7 +143,7 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
   },
   overflow: {
     title: 'Figure 10.2. q · k in fp16 as the width d grows',
-    caption: r`With every component equal to $a$, $q \cdot k = d\,a^2$. Past $65504$ the score no longer fits fp16, rounds to $\infty$ and the softmax row is lost; the scaled score $q \cdot k / \sqrt d$ stays far below the limit. The scores are the core's, and so is the verdict: it refuses to store a score that overflows fp16.`,
+    caption: r`With every component equal to $a$, $q \cdot k = d\,a^2$. The largest finite fp16 number is $65504$; from $65520$ on the score rounds to $\infty$ and the softmax row is lost; the scaled score $q \cdot k / \sqrt d$ stays far below the limit. The scores are the core's, and so is the verdict: it refuses to store a score that overflows fp16.`,
     d: 'Width d',
     a: 'Component size a',
     colWhat: 'score',
@@ -163,7 +163,7 @@ which is an additive score with LeakyReLU in place of tanh, and can rank the nei
   },
   gat: {
     title: 'Figure 10.3. Static and dynamic attention on a small graph',
-    caption: r`Each row is a node, each column a neighbour; cells without an edge are hatched. On the left, under linear concat, every node ranks its neighbours by the same key-only score, so nodes that share neighbours pick the same one first: that is static attention. On the right, additive attention (the GATv2 form, with tanh in place of LeakyReLU) lets each node rank them its own way. The core has no LeakyReLU; being monotonic, it would not change which neighbour comes first. Change the seed to draw other features and parameters.`,
+    caption: r`Each row is a node, each column a neighbour; cells without an edge are hatched. On the left, under linear concat, every node ranks its neighbours by the same key-only score, so nodes that share neighbours pick the same one first: that is static attention. On the right, additive attention (the GATv2 form, with tanh in place of LeakyReLU) lets each node rank them its own way. The core has no LeakyReLU. On the left that changes nothing: GAT applies it after the sum, and being monotonic it would not change which neighbour comes first. On the right tanh takes its place as the nonlinearity inside the sum, which is what makes the ranking depend on the node. Change the seed to draw other features and parameters.`,
     seed: 'Seed of features and parameters',
     staticTitle: 'Linear concat (GAT): static',
     dynamicTitle: 'Additive (GATv2 form): dynamic',

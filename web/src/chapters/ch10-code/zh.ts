@@ -71,7 +71,7 @@ export const zh: Ch10Text = {
     {
       id: 'c10-mixed',
       title: '混合精度下用 fp32 计算分数',
-      body: r`混合精度用 fp16 或 bf16 存储 $Q$、$K$、$V$，以节省显存和带宽。但分数和 softmax 仍应以 fp32 计算：在做乘积 $QK^\top$ 之前先转换为 fp32，用 $-\infty$ 做掩码，减去行最大值，处理空行，最后再把输出转换回原来的类型。在 torch.autocast 下，矩阵乘法本身以 fp16 运行，而 softmax 属于 autocast 以 fp32 运行的算子，因此 $QK^\top$ 的溢出在 softmax 看到它之前就已经发生了。出于同样的原因，融合内核（FlashAttention 及其后续版本）以 fp32 累加分数和 softmax 的统计量。`,
+      body: r`混合精度用 fp16 或 bf16 存储 $Q$、$K$、$V$，以节省显存和带宽。但分数和 softmax 仍应以 fp32 计算：在做乘积 $QK^\top$ 之前先转换为 fp32，用 $-\infty$ 做掩码，减去行最大值，处理空行，最后再把输出转换回原来的类型。在 GPU 上的 torch.autocast 中，矩阵乘法本身以 fp16 运行，而 softmax 属于 autocast 以 fp32 运行的算子，因此 $QK^\top$ 的溢出在 softmax 看到它之前就已经发生了。出于同样的原因，融合内核（FlashAttention 及其后续版本）以 fp32 累加分数和 softmax 的统计量。`,
     },
     {
       id: 'c10-gat',
@@ -140,7 +140,7 @@ $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
   },
   overflow: {
     title: '图 10.2　宽度 d 增大时 fp16 中的 q · k',
-    caption: r`每个分量都等于 $a$ 时，$q \cdot k = d\,a^2$。超过 $65504$ 后，分数在 fp16 中放不下，舍入为 $\infty$，这一行 softmax 也就失效了；缩放后的分数 $q \cdot k / \sqrt d$ 则远低于这个上限。分数由核心计算，判断也出自核心：它拒绝存储会让 fp16 溢出的分数。`,
+    caption: r`每个分量都等于 $a$ 时，$q \cdot k = d\,a^2$。fp16 的最大有限值是 $65504$；分数达到 $65520$ 或更大时会舍入为 $\infty$，这一行 softmax 也就失效了；缩放后的分数 $q \cdot k / \sqrt d$ 则远低于这个上限。分数由核心计算，判断也出自核心：它拒绝存储会让 fp16 溢出的分数。`,
     d: '宽度 d',
     a: '分量大小 a',
     colWhat: '分数',
@@ -160,7 +160,7 @@ $$e_{ij} = a^\top \operatorname{LeakyReLU}\big(W [h_i \,\|\, h_j]\big),$$
   },
   gat: {
     title: '图 10.3　小图上的静态注意力与动态注意力',
-    caption: r`每一行是一个节点，每一列是一个邻居；没有边的单元格画有斜线。左图使用线性拼接，每个节点都按同一个只取决于键的分数给邻居排序，所以拥有共同邻居的节点会首选同一个邻居：这就是静态注意力。右图使用加性注意力（即 GATv2 的形式，只是用 tanh 代替 LeakyReLU），每个节点可以按自己的方式排序。核心中没有 LeakyReLU；它是单调函数，不会改变哪个邻居排在第一。改变种子即可抽取其他特征和参数。`,
+    caption: r`每一行是一个节点，每一列是一个邻居；没有边的单元格画有斜线。左图使用线性拼接，每个节点都按同一个只取决于键的分数给邻居排序，所以拥有共同邻居的节点会首选同一个邻居：这就是静态注意力。右图使用加性注意力（即 GATv2 的形式，只是用 tanh 代替 LeakyReLU），每个节点可以按自己的方式排序。核心中没有 LeakyReLU。对左图这没有影响：GAT 在求和之后才施加 LeakyReLU，而它是单调函数，不会改变哪个邻居排在第一。右图则由 tanh 代替它，作为求和内部的非线性，正是这一点让排序随节点而变。改变种子即可抽取其他特征和参数。`,
     seed: '特征与参数的种子',
     staticTitle: '线性拼接（GAT）：静态',
     dynamicTitle: '加性（GATv2 形式）：动态',
