@@ -45,7 +45,7 @@ The code follows the conventions of the tutorial: $Q$ is $L_q \times d_q$, $K$ i
     {
       id: 'c10-masks',
       title: 'Masks',
-      body: r`Masks are boolean keep masks, True = the query may attend to the key, combined with &. They are applied to the logits, after scoring, by writing $-\infty$. The value $-\infty$ is exact in every floating-point type; a large finite fill such as $-10^9$ is not representable in fp16 and becomes $-\infty$ anyway, while $-10^4$ is representable but is only a large negative number, not a mask (chapter 5).
+      body: r`Masks are boolean keep masks, True = the query may attend to the key, combined with &. They are applied to the logits, after scoring, by writing $-\infty$. The value $-\infty$ is exact in every floating-point type; a large finite fill such as $-10^9$ is not representable in fp16: converted to fp16 it becomes $-\infty$ anyway (and masked_fill refuses it with an overflow error), while $-10^4$ is representable but is only a large negative number, not a mask (chapter 5).
 
 With $L_q > L_k$ and bottom-right alignment, the first $L_q - L_k$ queries see no key at all, even without padding. Those rows need the empty-row rule of the next listing.`,
     },
