@@ -119,7 +119,7 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     seriesTopk: 'top-k（k = 1…L）',
     seriesWindow: '窗口 + {g} 个全局词元 + {r} 个随机键（w = 0…L−1）',
     current: '当前',
-    summary: '保留 {kept} 的对，打分 {scored}；相对输出误差 {err}，权重最大变化 {dw}。',
+    summary: '保留了 {kept} 的查询–键对，打分了 {scored}；相对输出误差 {err}，权重最大变化 {dw}。',
   },
   quiz: {
     correct: "正确。",
