@@ -45,7 +45,7 @@ $$Q = X W_Q, \qquad K = X_{\text{kv}} W_K, \qquad V = X_{\text{kv}} W_V,$$
 
 with $W_Q$ of shape $d_{\text{model}} \times d_q$, $W_K$ of shape $d_{\text{model}} \times d_k$ and $W_V$ of shape $d_{\text{model}} \times d_v$. The same token can therefore play three roles: what it looks for (its query), what it offers to be found by (its key) and what it contributes once found (its value).
 
-- **Self-attention**: $X_{\text{kv}} = X$. Queries, keys and values come from the same sequence, so $L_q = L_k$ (Vaswani et al. 2017).
+- **Self-attention**: $X_{\text{kv}} = X$. Queries, keys and values come from the same sequence, so $L_q = L_k$ when the whole sequence is processed at once (Vaswani et al. 2017). A decoder generating with a KV cache is the exception: its few new queries attend to all the cached keys, so $L_q < L_k$ (chapter 5).
 - **Cross-attention**: the queries come from one sequence and the keys and values from another, for example a decoder attending to an encoder's outputs, as in the first attention models for translation (Bahdanau et al. 2015). Then $L_q \ne L_k$ is the normal case, and the two sides may even have different widths.
 - **Multi-head attention**: $H$ heads, each with its own $W_Q^{(h)}, W_K^{(h)}, W_V^{(h)}$ of smaller width (typically $d_k = d_{\text{model}}/H$), score and mix independently; their outputs are concatenated and projected by $W_O$ (Vaswani et al. 2017, §3.2.2). Everything in this tutorial happens inside one head.
 
