@@ -33,7 +33,10 @@ export interface TrainerOptions {
   hard?: boolean;
   /** 'topk_softmax': keys kept per row. */
   topK?: number;
-  /** Gumbel noise: replaced by a per-step seed derived from `seed`. */
+  /**
+   * Seed of the parameters, every batch, the held-out set and the Gumbel noise (a fresh noise
+   * seed per step is derived from it); an integer in [0, 2^53). Default 0.
+   */
   seed?: number;
   /** 'none' (default) or 'causal'. */
   mask?: 'none' | 'causal';
