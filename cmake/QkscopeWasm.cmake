@@ -61,6 +61,29 @@ set_target_properties(qkscope_tiled PROPERTIES
 set_property(TARGET qkscope_tiled APPEND PROPERTY ADDITIONAL_CLEAN_FILES
   ${PROJECT_SOURCE_DIR}/wasm/dist/qkscope_tiled.wasm)
 
+# ---- training module: wasm/train/bindings.cpp -> wasm/dist/qkscope_train.{mjs,wasm} ----
+# The tiny attention model of the core (qkscope/train/) behind createTrainer(), loaded by
+# wasm/qkscope.js on the first createTrainer call (the core module keeps its size budget).
+# Same SIMD settings as the tiled module: Eigen's GEMMs dominate a training step.
+add_executable(qkscope_train_wasm ${PROJECT_SOURCE_DIR}/wasm/train/bindings.cpp)
+target_link_libraries(qkscope_train_wasm PRIVATE qkscope)
+target_compile_options(qkscope_train_wasm PRIVATE
+  -O3 -fwasm-exceptions
+  -Wall -Wextra -Wno-unused-function  # api.hpp's bindings are bound by the core module only
+  -msimd128 -msse4.2 -D__MMINTRIN_H
+  "SHELL:-include ${PROJECT_SOURCE_DIR}/wasm/tiled/eigen_simd_prelude.hpp")
+target_link_options(qkscope_train_wasm PRIVATE
+  -O3 -fwasm-exceptions -msimd128 --bind
+  -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createQkScopeTrain
+  -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=1GB
+  -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0)
+set_target_properties(qkscope_train_wasm PROPERTIES
+  OUTPUT_NAME qkscope_train
+  SUFFIX ".mjs"
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_SOURCE_DIR}/wasm/dist)
+set_property(TARGET qkscope_train_wasm APPEND PROPERTY ADDITIONAL_CLEAN_FILES
+  ${PROJECT_SOURCE_DIR}/wasm/dist/qkscope_train.wasm)
+
 # Test-only: the double reference behind forward()'s option reader, for tests/wasm (never
 # shipped; build/wasm/qkscope_reference.{mjs,wasm}). -O2: its loops are small at test sizes.
 add_executable(qkscope_reference ${PROJECT_SOURCE_DIR}/tests/wasm/reference/bindings.cpp)

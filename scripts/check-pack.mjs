@@ -11,6 +11,8 @@ const needs = {
   'wasm/dist/qkscope_core.wasm': 'npm run build:wasm',
   'wasm/dist/qkscope_tiled.mjs': 'npm run build:wasm',
   'wasm/dist/qkscope_tiled.wasm': 'npm run build:wasm',
+  'wasm/dist/qkscope_train.mjs': 'npm run build:wasm',
+  'wasm/dist/qkscope_train.wasm': 'npm run build:wasm',
   'dist/widget/qk-scope.js': 'npm run build:widget',
   'dist/widget/esm/index.js': 'npm run build:widget',
   'dist/widget/esm/qkscope_widget.wasm': 'npm run build:widget',

@@ -17,8 +17,10 @@
 export * from './types/core.js';
 export * from './types/attention.js';
 export * from './types/extras.js';
+export * from './types/train.js';
 import type { ScoreName, Matrix, MatrixLike, ScoreParams, ScoreInfo, NormalizerInfo } from './types/core.js';
 import type { ForwardOptions, ForwardResult, BackwardResult, AttentionResult, AttentionBackwardResult, QkScopeTiled } from './types/attention.js';
+import type { QkScopeTrain } from './types/train.js';
 import type { MultiHeadOptions, MultiHeadResult, PrecisionOptions, PrecisionResult, LinearAttentionOptions, LinearAttentionResult, AttentionState, SparsePatternOptions, T5BucketMatrixOptions } from './types/extras.js';
 
 export interface QkScope {
@@ -73,6 +75,12 @@ export interface QkScope {
    * load is not memoised.
    */
   tiled(options?: { wasmBinary?: ArrayBuffer | Uint8Array }): Promise<QkScopeTiled>;
+  /**
+   * Loads (once) the training module (qkscope_train.wasm; in Node pass `trainWasmBinary` to
+   * `loadQkScope` or `wasmBinary` here) and returns its synchronous calls (types/train.d.ts).
+   * A failed load is not memoised.
+   */
+  train(options?: { wasmBinary?: ArrayBuffer | Uint8Array }): Promise<QkScopeTrain>;
   /** Seeded parameter initialisation for a scoring function. Throws RangeError on bad sizes. */
   initParams(score: ScoreName, dQ: number, dK: number, hidden: number, seed: number): ScoreParams<Matrix, Float32Array>;
 }
@@ -82,6 +90,8 @@ export interface LoadOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** The tiled module's .wasm bytes (qkscope_tiled.wasm), for `attention` in Node. */
   tiledWasmBinary?: ArrayBuffer | Uint8Array;
+  /** The training module's .wasm bytes (qkscope_train.wasm), for `train` in Node. */
+  trainWasmBinary?: ArrayBuffer | Uint8Array;
 }
 
 /** Loads (once) and returns the qkscope module. Concurrent calls share one instance. */

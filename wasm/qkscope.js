@@ -11,7 +11,8 @@
 //   const wasmBinary = await readFile(new URL('./dist/qkscope_core.wasm', import.meta.url));
 //   const qk = await loadQkScope({ wasmBinary });
 // The fast calls (attention, attentionBackward) live in a second module, qkscope_tiled.wasm,
-// imported on the first fast call (in Node: pass its bytes as tiledWasmBinary).
+// imported on the first fast call (in Node: pass its bytes as tiledWasmBinary); training
+// (train().createTrainer) lives in qkscope_train.wasm, imported on the first train() call.
 import createQkScopeCore from './dist/qkscope_core.mjs';
 
 /** @type {Promise<import('./qkscope.js').QkScope> | null} */
@@ -59,6 +60,25 @@ function wrap(core, loadOptions) {
     });
     return tiledLoading;
   };
+  /** @type {Promise<import('./qkscope.js').QkScopeTrain> | null} */
+  let trainLoading = null;
+  const train = (options = {}) => {
+    if (trainLoading) return trainLoading;
+    const wasmBinary = (options && options.wasmBinary) || loadOptions.trainWasmBinary;
+    if (!wasmBinary && isNode()) {
+      return Promise.reject(new Error(
+        "train: in Node pass the training module's bytes: loadQkScope({ wasmBinary, trainWasmBinary: " +
+          "await readFile(new URL('./dist/qkscope_train.wasm', import.meta.url)) })"));
+    }
+    // A separate module, fetched on the first training call: qkscope_core.wasm stays small.
+    trainLoading = import('./dist/qkscope_train.mjs')
+      .then((m) => m.default(wasmBinary ? { wasmBinary } : {}))
+      .then(wrapTrain);
+    trainLoading.catch(() => {
+      trainLoading = null;
+    });
+    return trainLoading;
+  };
   return Object.freeze({
     version: core.version(),
     scoreFunctions: deepFreeze(core.scoreFunctions()),
@@ -73,6 +93,7 @@ function wrap(core, loadOptions) {
     sparsePattern: (options) => core.sparsePattern(options),
     t5Buckets: (options) => core.t5Buckets(options),
     tiled,
+    train,
     attention: (options) => tiled().then((t) => t.attention(options)),
     attentionBackward: (options, gradOutput) => tiled().then((t) => t.attentionBackward(options, gradOutput)),
   });
@@ -89,6 +110,30 @@ function wrapTiled(core) {
     scoreFunctions: deepFreeze(core.scoreFunctions()),
     attention: (options) => core.attention(options),
     attentionBackward: (options, gradOutput) => core.attentionBackward(options, gradOutput),
+  });
+}
+
+/**
+ * Wraps the training Embind module (wasm/train/bindings.cpp) in the QkScopeTrain interface
+ * (types/train.d.ts). Each trainer owns WebAssembly memory until `delete()`.
+ * @param {any} core the instantiated Emscripten module
+ * @returns {import('./qkscope.js').QkScopeTrain}
+ */
+function wrapTrain(core) {
+  return Object.freeze({
+    version: core.version(),
+    tasks: deepFreeze(core.tasks()),
+    createTrainer: (options = {}) => {
+      const t = core.createTrainer(options);
+      return Object.freeze({
+        step: (n) => t.step(n),
+        evaluate: () => t.evaluate(),
+        attention: (example, layer, head) => t.attention(example, layer, head),
+        example: (example) => t.example(example),
+        state: () => t.state(),
+        delete: () => t.delete(),
+      });
+    },
   });
 }
 

@@ -76,7 +76,8 @@ test('the tarball: no dependencies, built files inside, every export resolves', 
   assert.deepEqual(pkg.dependencies ?? {}, {}, 'no runtime dependencies (installs offline)');
   const files = packed.files.map((f) => f.path);
   for (const f of ['wasm/qkscope.js', 'wasm/qkscope.d.ts', 'wasm/types/core.d.ts', 'wasm/dist/qkscope_core.wasm', 'wasm/dist/qkscope_tiled.mjs',
-    'wasm/dist/qkscope_tiled.wasm', 'dist/widget/qk-scope.js',
+    'wasm/dist/qkscope_tiled.wasm', 'wasm/types/train.d.ts', 'wasm/dist/qkscope_train.mjs', 'wasm/dist/qkscope_train.wasm',
+    'dist/widget/types/wasm/types/train.d.ts', 'dist/widget/qk-scope.js',
     'dist/widget/esm/define.js', 'dist/widget/esm/qkscope_widget.wasm', 'dist/widget/types/wasm/qkscope.d.ts'])
     assert.ok(files.includes(f), `${f} in the tarball`);
   assert.ok(!files.some((f) => /^(core|web|native|tests|scripts)\//.test(f)), 'no sources or tests in the tarball');

@@ -2,7 +2,8 @@
 //   qkscope_core.wasm  <= 150 KB: loaded by the tutorial at start (forward and friends);
 //   qkscope_tiled.wasm <= 200 KB: the tiled SIMD kernels, fetched only on the first
 //                                 attention() call (wasm/qkscope.js), so never on the
-//                                 critical path of a page that does not use them.
+//                                 critical path of a page that does not use them;
+//   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +12,9 @@ import { gzipSync } from 'node:zlib';
 
 import { tiledWasmUrl, wasmUrl } from './helpers.mjs';
 
-for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 200_000]]) {
+const trainWasmUrl = new URL('../../wasm/dist/qkscope_train.wasm', import.meta.url);
+
+for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 200_000], [trainWasmUrl, 200_000]]) {
   const name = url.pathname.split('/').pop();
   test(`${name} is at most ${budget / 1000} KB gzipped`, () => {
     const raw = readFileSync(url);
@@ -26,4 +29,6 @@ test('the core module does not carry the tiled kernels (they load lazily)', () =
   const js = readFileSync(new URL('../../wasm/qkscope.js', import.meta.url), 'utf8');
   assert.match(js, /import\('\.\/dist\/qkscope_tiled\.mjs'\)/);
   assert.doesNotMatch(js, /^import .*qkscope_tiled/m);
+  assert.match(js, /import\('\.\/dist\/qkscope_train\.mjs'\)/);
+  assert.doesNotMatch(js, /^import .*qkscope_train/m);
 });

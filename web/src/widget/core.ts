@@ -66,6 +66,7 @@ function wrap(core: any): QkScope {
     attentionBackward: () =>
       Promise.reject(new Error('attentionBackward is not in the widget build of qkscope; use wasm/qkscope.js')),
     tiled: () => Promise.reject(new Error('tiled is not in the widget build of qkscope; use wasm/qkscope.js')),
+    train: () => Promise.reject(new Error('train is not in the widget build of qkscope; use wasm/qkscope.js')),
   } satisfies QkScope);
 }
 
