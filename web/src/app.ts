@@ -15,7 +15,7 @@ import type { ArticleView, Chapter, ChapterContext } from './chapters/types';
 import { Store } from './chapters/shared/store';
 import { inline, rich } from './chapters/shared/rich';
 import { h } from './chapters/shared/dom';
-import { readQuery, setParam } from './chapters/shared/url';
+import { flushUrl, readQuery, setParam } from './chapters/shared/url';
 import { type Route, type RouteTable, routeOf } from './routes';
 import { type TocChapter, chapterNav, contentsDisclosure, followReader, siteHeader, tocNav } from './shell';
 import './app.css';
@@ -262,8 +262,12 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
   });
   // Save the place before a link changes the page, and while reading (debounced).
   document.addEventListener('click', (e) => {
-    if ((e.target as Element | null)?.closest?.('a[href^="#"]')) savePlace(root);
+    if ((e.target as Element | null)?.closest?.('a[href^="#"]')) {
+      flushUrl();
+      savePlace(root);
+    }
   }, true);
+  window.addEventListener('pagehide', flushUrl);
   let timer = 0;
   window.addEventListener('scroll', () => {
     clearTimeout(timer);

@@ -63,6 +63,11 @@ export class Heatmap {
   /** Cell size of the last drawing, in CSS px (text stays at its CSS size, never scaled down). */
   private cell = CELL;
   private drawnWidth = 0;
+  /** Width of the element as last observed (ResizeObserver), so an update never forces a layout. */
+  private width = -1;
+  /** What the axes and the legend were last drawn for (they are redrawn only when it changes). */
+  private axesKey = '';
+  private legendKey = '';
   /** Called when the pointer or keyboard focus enters a cell (null on leave), to sync other charts. */
   onCellFocus: ((cell: [number, number] | null) => void) | null = null;
 
@@ -92,7 +97,8 @@ export class Heatmap {
     // Redraw with cells that fit the new width, so labels keep their size instead of shrinking.
     if (typeof ResizeObserver === 'function') {
       new ResizeObserver(() => {
-        if (this.spec && Math.abs(this.el.clientWidth - this.drawnWidth) > 2) this.update(this.spec);
+        this.width = this.el.clientWidth;
+        if (this.spec && Math.abs(this.width - this.drawnWidth) > 2) this.update(this.spec);
       }).observe(this.el);
     }
   }
@@ -117,7 +123,7 @@ export class Heatmap {
     const { rows, cols, data } = spec.values;
     const extent = extentOf(spec.palette, data);
     const fillOf = (x: number) => colour(spec.palette, x, extent);
-    this.drawnWidth = this.el.clientWidth;
+    this.drawnWidth = this.width >= 0 ? this.width : this.el.clientWidth;
     const avail = this.drawnWidth > 0 ? this.drawnWidth : Heatmap.naturalWidth(cols);
     const CELL = (this.cell = Math.max(MIN_CELL, Math.min(66, Math.floor((avail - LEFT - PAD) / cols))));
     const showText = showsText(rows, cols) && CELL >= TEXT_CELL;
@@ -143,6 +149,7 @@ export class Heatmap {
         cells.push({ i, j, value: data[i * cols + j]!, masked: spec.masked?.(i, j) ?? false });
 
     const hatch = `url(#${this.id}-hatch)`;
+    const self = this;
     const join = this.svg
       .select<SVGGElement>('g.cells')
       .selectAll<SVGGElement, Cell>('g.cell')
@@ -165,26 +172,30 @@ export class Heatmap {
         return g;
       });
 
-    join
-      .attr('transform', (d) => `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`)
-      .attr('tabindex', (d) => (d.i === this.focus[0] && d.j === this.focus[1] ? 0 : -1))
-      .attr('data-i', (d) => d.i)
-      .attr('data-j', (d) => d.j)
-      .attr('data-value', (d) => String(d.value))
-      .attr('data-masked', (d) => String(d.masked))
-      .attr('aria-label', (d) => spec.cellLabel(d.i + 1, d.j + 1, this.valueText(d)));
-    join
-      .select('rect')
-      .attr('width', CELL - 2)
-      .attr('height', CELL - 2)
-      .attr('fill', (d) => (d.masked ? hatch : fillOf(d.value).fill))
-      .classed('masked', (d) => d.masked);
-    join
-      .select('text')
-      .attr('x', (CELL - 2) / 2)
-      .attr('y', (CELL - 2) / 2)
-      .text((d) => (!showText || d.masked ? '' : fixed(d.value, spec.decimals)))
-      .attr('fill', (d) => (d.masked ? 'currentColor' : fillOf(d.value).ink));
+    // Only what changed is written: a dragged slider changes values, rarely the layout.
+    const cellSize = String(CELL - 2);
+    const mid = String((CELL - 2) / 2);
+    join.each(function (d) {
+      const value = fillOf(d.value);
+      set(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
+      set(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
+      set(this, 'data-i', String(d.i));
+      set(this, 'data-j', String(d.j));
+      set(this, 'data-value', String(d.value));
+      set(this, 'data-masked', String(d.masked));
+      set(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
+      const rect = this.firstElementChild as SVGRectElement;
+      set(rect, 'width', cellSize);
+      set(rect, 'height', cellSize);
+      set(rect, 'fill', d.masked ? hatch : value.fill);
+      if (rect.classList.contains('masked') !== d.masked) rect.classList.toggle('masked', d.masked);
+      const text = rect.nextElementSibling as SVGTextElement;
+      set(text, 'x', mid);
+      set(text, 'y', mid);
+      const shown = !showText || d.masked ? '' : fixed(d.value, spec.decimals);
+      if (text.textContent !== shown) text.textContent = shown;
+      set(text, 'fill', d.masked ? 'currentColor' : value.ink);
+    });
 
     this.drawLegend(spec, extent);
   }
@@ -196,6 +207,9 @@ export class Heatmap {
 
   private drawAxes(rows: number, cols: number, spec: HeatmapSpec): void {
     const CELL = this.cell;
+    const key = [rows, cols, CELL, spec.rowAxis, spec.colAxis].join('\u0000');
+    if (key === this.axesKey) return;
+    this.axesKey = key;
     const axes = this.svg.select<SVGGElement>('g.axes');
     axes.selectAll('*').remove();
     axes.append('text').attr('class', 'axis-title').attr('x', LEFT + (cols * CELL) / 2).attr('y', 12).attr('text-anchor', 'middle').text(`${spec.colAxis} →`);
@@ -210,10 +224,13 @@ export class Heatmap {
     const barW = 140;
     const swatch = spec.maskedLegend ? 92 : 0;
     const width = barW + 24 + swatch;
+    const { stops, ticks } = legendScale(spec.palette, extent, 10);
+    const key = [spec.palette, spec.legendTitle, spec.maskedLegend ?? '', ...stops, ...ticks].join('\u0000');
+    if (key === this.legendKey) return;
+    this.legendKey = key;
     const lg = this.legend.attr('viewBox', `0 0 ${width} 44`).attr('width', width).attr('height', 44);
     lg.selectAll('g.lg, linearGradient').remove();
     const gradId = `${this.id}-grad`;
-    const { stops, ticks } = legendScale(spec.palette, extent, 10);
     const grad = lg.select('defs').append('linearGradient').attr('id', gradId);
     stops.forEach((c, s) => grad.append('stop').attr('offset', `${s * 10}%`).attr('stop-color', c));
     const g = lg.append('g').attr('class', 'lg').attr('transform', 'translate(8,0)');
@@ -267,6 +284,11 @@ export class Heatmap {
     cells.attr('tabindex', (d) => (d.i === i && d.j === j ? 0 : -1));
     cells.filter((d) => d.i === i && d.j === j).node()?.focus();
   }
+}
+
+/** Sets an attribute only when its value changes (an unchanged write still costs style work). */
+function set(el: Element, name: string, value: string): void {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
 function hatchPattern(defs: Selection<SVGDefsElement, unknown, null, undefined>, id: string): void {

@@ -71,7 +71,35 @@ function ticksOf(axis: AxisSpec, scale: ReturnType<typeof scaleOf>, count: numbe
   return scale.ticks(count) as number[];
 }
 
+/** The spec without its marker (functions are not compared: a chart's label functions do not change between updates). */
+const withoutMarker = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null });
+
 export class LineChart extends XYChart<LineSpec> {
+  /** Where the last drawing put the plot, so a moved marker is redrawn alone. */
+  private frame: { x: (v: number) => number; top: number; bottom: number; right: number } | null = null;
+
+  protected patch(prev: LineSpec, next: LineSpec): boolean {
+    if (!this.frame || !prev.marker || !next.marker || withoutMarker(prev) !== withoutMarker(next)) return false;
+    // The marker moved: only if both stay inside the data's x range (else the axis would change).
+    const [a, b] = [this.frame.x(next.marker.x), this.frame.x(prev.marker.x)];
+    if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+    const xs = next.series.flatMap((s) => s.points.map((p) => p.x));
+    const inside = (m: number) => m >= Math.min(...xs) && m <= Math.max(...xs);
+    if (!inside(next.marker.x) || !inside(prev.marker.x)) return false;
+    this.svg.select('g.rule').remove();
+    this.drawMarker(next.marker);
+    return true;
+  }
+
+  private drawMarker(marker: NonNullable<LineSpec['marker']>): void {
+    const { x, top, bottom, right } = this.frame!;
+    const mx = x(marker.x);
+    if (!Number.isFinite(mx)) return;
+    const g = this.svg.insert('g', 'defs').attr('class', 'rule');
+    g.append('line').attr('class', 's-6').attr('x1', mx).attr('x2', mx).attr('y1', top).attr('y2', bottom).attr('stroke-dasharray', '2 3');
+    g.append('text').attr('x', Math.min(right - 4, mx + 4)).attr('y', marker.at === 'bottom' ? bottom - 6 : top + 12).attr('text-anchor', mx + 4 > right - 60 ? 'end' : 'start').text(marker.label);
+  }
+
   protected draw(spec: LineSpec, width: number): void {
     const height = spec.height ?? 300;
     const top = MARGIN.top + this.legend(spec.series.map((s, k) => ({ label: s.label, color: s.color ?? k, dashed: s.dashed, kind: 'line' as const })), width);
@@ -97,12 +125,8 @@ export class LineChart extends XYChart<LineSpec> {
       .call(axisLeft(y).tickValues(yt).tickFormat((v) => fy(Number(v))).tickSizeOuter(0));
     this.axisTitles(spec.x.label, spec.y.label, left, right, top, bottom);
 
-    if (spec.marker && Number.isFinite(x(spec.marker.x))) {
-      const mx = x(spec.marker.x);
-      const g = this.svg.append('g').attr('class', 'rule');
-      g.append('line').attr('class', 's-6').attr('x1', mx).attr('x2', mx).attr('y1', top).attr('y2', bottom).attr('stroke-dasharray', '2 3');
-      g.append('text').attr('x', Math.min(right - 4, mx + 4)).attr('y', spec.marker.at === 'bottom' ? bottom - 6 : top + 12).attr('text-anchor', mx + 4 > right - 60 ? 'end' : 'start').text(spec.marker.label);
-    }
+    this.frame = { x, top, bottom, right };
+    if (spec.marker) this.drawMarker(spec.marker);
 
     // Lines stay inside the plot area (reference lines may run past the axes).
     const clip = `${this.id}-clip`;

@@ -61,6 +61,8 @@ export abstract class XYChart<Spec> {
   protected width = 560;
   private readonly tooltip: HTMLDivElement;
   private marks: Mark[] = [];
+  /** Width as last observed (ResizeObserver): an update then never forces a layout. */
+  private observed = -1;
   private focus = 0;
 
   constructor(testId: string, protected readonly maxWidth = 640) {
@@ -76,6 +78,7 @@ export abstract class XYChart<Spec> {
     this.svg.on('pointerleave', () => this.tooltip.classList.remove('visible'));
     if (typeof ResizeObserver === 'function') {
       new ResizeObserver(() => {
+        this.observed = this.el.clientWidth;
         const w = this.measure();
         if (this.spec && Math.abs(w - this.width) > 2) this.redraw();
       }).observe(this.el);
@@ -88,12 +91,20 @@ export abstract class XYChart<Spec> {
   }
 
   update(spec: Spec): void {
+    const prev = this.spec;
     this.spec = spec;
+    // Same width and a change the chart can apply in place (a moved marker): no rebuild.
+    if (prev && this.measure() === this.width && this.patch(prev, spec)) return;
     this.redraw();
   }
 
+  /** Applies `next` in place when it differs from `prev` only in what the chart can move; false to rebuild. */
+  protected patch(_prev: Spec, _next: Spec): boolean {
+    return false;
+  }
+
   private measure(): number {
-    const w = this.el.clientWidth;
+    const w = this.observed >= 0 ? this.observed : this.el.clientWidth;
     return Math.max(260, Math.min(this.maxWidth, w > 0 ? w : this.maxWidth));
   }
 

@@ -152,26 +152,33 @@ export class ScoreFigure {
     });
     frame.body.append(head, controls, inputs, this.alert, this.charts, this.statsBox);
     this.el = frame.el;
-    store.on(() => {
+    store.on((_, changed) => {
       klenInput.disabled = store.get().lk === 1;
-      this.render();
+      this.render(changed);
     });
     klenInput.disabled = store.get().lk === 1;
     this.render();
   }
 
-  private render(): void {
+  /** Redraws what depends on the changed fields (all of it without `changed`). */
+  private render(changed?: ReadonlySet<keyof Ch1Spec>): void {
     const s = this.store.get();
     const t = this.t;
     const info = this.infos.find((f) => f.name === s.score);
-    this.formula.innerHTML = info ? tex(info.tex, true) : '';
-    const params = info?.params ?? [];
-    this.seedBox.hidden = params.length === 0;
-    this.seedHint.innerHTML = inline(fill(t.seedHint, { params: params.map((p) => `$${p}$`).join(', ') }));
-    for (const key of SIZE_KEYS) this.sizes.get(key)!.value = String(s[key]);
-    this.editors.q.set(s.q);
-    this.editors.k.set(s.k);
-    this.editors.v.set(s.v);
+    const any = (...keys: (keyof Ch1Spec)[]) => !changed || keys.some((k) => changed.has(k));
+    // KaTeX and the editors are the slow part of a redraw: only when their inputs changed.
+    if (any('score')) {
+      this.formula.innerHTML = info ? tex(info.tex, true) : '';
+      const params = info?.params ?? [];
+      this.seedBox.hidden = params.length === 0;
+      this.seedHint.innerHTML = inline(fill(t.seedHint, { params: params.map((p) => `$${p}$`).join(', ') }));
+    }
+    if (any(...SIZE_KEYS, 'q', 'k', 'v')) {
+      for (const key of SIZE_KEYS) this.sizes.get(key)!.value = String(s[key]);
+      this.editors.q.set(s.q);
+      this.editors.k.set(s.k);
+      this.editors.v.set(s.v);
+    }
 
     let result: ForwardResult;
     try {
@@ -239,6 +246,20 @@ export class ScoreFigure {
 
   private drawStats(r: ForwardResult): void {
     const t = this.t;
+    // Same rows as last time: only the numbers change (a slider drag), no new nodes.
+    const rows = [...this.stats.tBodies[0]?.rows ?? []];
+    const shape = (i: number) => (r.logsumexp[i] === -Infinity ? 1 : 3);
+    if (rows.length === r.weights.rows && rows.every((tr, i) => tr.cells.length - 1 === shape(i))) {
+      rows.forEach((tr, i) => {
+        if (shape(i) === 1) return;
+        const texts = [fixed(r.maxWeight[i]!, 4), String(argmax(row(r.weights, i)) + 1), fixed(r.entropy[i]!, 4)];
+        texts.forEach((x, k) => {
+          const td = tr.cells[k + 1]!;
+          if (td.textContent !== x) td.textContent = x;
+        });
+      });
+      return;
+    }
     const head = h('tr', {}, ...[t.statsQuery, t.statsMax, t.statsArgmax, t.statsEntropy].map((x) => h('th', { scope: 'col', textContent: x })));
     const body = h('tbody');
     for (let i = 0; i < r.weights.rows; i++) {

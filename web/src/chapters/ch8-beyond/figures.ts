@@ -59,6 +59,7 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const chart = new LineChart('c8-error');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c8-lin-summary');
   let last: { soft: ForwardResult; approx: Matrix; errors: { m: number; err: number }[]; eluErr: number; favorErr: number } | null = null;
+  let errorCurve: { key: string; errors: { m: number; err: number }[] } = { key: '', errors: [] };
 
   const draw = () => {
     const s = store.get();
@@ -70,7 +71,10 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
       ctx.qk.linearAttention({ query: Q, key: K, value: V, causal: s.causal, weights, ...featureOptions(kind, m, s.seed) });
     const err = (kind: FeatureKind, m: number) => relError(lin(kind, m).output.data, soft.output.data);
     const approx = lin(s.map, s.m, true).weights!;
-    const errors = powersOfTwo(4, 4096).map((m) => ({ m, err: err('favor', m) }));
+    // The error curve does not depend on m or the map: a dragged m slider reuses it.
+    const curveKey = `${s.seed},${s.sigma},${s.causal}`;
+    if (curveKey !== errorCurve.key) errorCurve = { key: curveKey, errors: powersOfTwo(4, 4096).map((m) => ({ m, err: err('favor', m) })) };
+    const errors = errorCurve.errors;
     last = { soft, approx, errors, eluErr: err('elu', D), favorErr: err('favor', s.m) };
     const masked = s.causal ? (i: number, j: number) => j > i : undefined;
     softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
@@ -213,7 +217,8 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   sparseHm.onCellFocus = (cell) => fullHm.highlight(cell);
   const chart = new LineChart('c8-sparse-error');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c8-sparse-summary');
-  let cur: { full: ForwardResult; sparse: ForwardResult; kept: number; scored: number; err: number; dw: number } | null = null;
+  type Sparse = { full: ForwardResult; sparse: ForwardResult; kept: number; scored: number; err: number; dw: number };
+  let cur: Sparse | null = null;
 
   const compute = (seed: number, pattern: 'topk' | 'window', k: number, w: number, g: number, r: number) => {
     const Q = randn(seed, 10, L, D);
@@ -233,6 +238,7 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     return { full, sparse, kept, scored: pattern === 'topk' ? 1 : kept, err: relError(sparse.output.data, full.output.data), dw };
   };
 
+  let curves: { topkKey: string; topk: Sparse[]; winKey: string; win: Sparse[] } = { topkKey: '', topk: [], winKey: '', win: [] };
   const draw = () => {
     const s = store.get();
     cur = compute(s.seed, s.pattern, s.k, s.w, s.g, s.r);
@@ -240,8 +246,12 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
     const masked = (i: number, j: number) => (s.pattern === 'topk' ? c.sparse.weights.data[i * L + j] === 0 : c.sparse.maskedScores.data[i * L + j] === -Infinity);
     sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}, r = ${s.r}`}`, masked));
-    const topk = Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0, 0));
-    const win = Array.from({ length: L }, (_, n) => compute(s.seed, 'window', 1, n, s.g, s.r));
+    // The curves depend on the seed (and g, r) only: dragging k or w reuses them.
+    const topkKey = String(s.seed);
+    const winKey = `${s.seed},${s.g},${s.r}`;
+    if (curves.topkKey !== topkKey) curves = { ...curves, topkKey, topk: Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0, 0)) };
+    if (curves.winKey !== winKey) curves = { ...curves, winKey, win: Array.from({ length: L }, (_, n) => compute(s.seed, 'window', 1, n, s.g, s.r)) };
+    const { topk, win } = curves;
     chart.update({
       label: t.chartLabel, x: { label: t.axisFrac, domain: [0, 1] }, y: { label: t.axisErr, domain: [0, null] }, height: 280,
       series: [

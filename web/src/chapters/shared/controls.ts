@@ -12,6 +12,7 @@
  */
 import type { FieldSpecs, ValuesOf } from '../../model/url-state';
 import type { Store } from './store';
+import { flushUrl } from './url';
 import { h, testId } from './dom';
 import { labelNodes } from '../../charts/label';
 import './controls.css';
@@ -74,9 +75,11 @@ export function slider<S extends FieldSpecs>(
   input.addEventListener('input', () => {
     const p = Number(input.value);
     const v = log ? Number((10 ** p).toPrecision(3)) : p;
-    store.set({ [key]: v } as Partial<ValuesOf<S>>);
+    store.set({ [key]: v } as Partial<ValuesOf<S>>, { defer: true });
     show();
   });
+  // The drag (or key press) ended: the address shows the value now.
+  input.addEventListener('change', flushUrl);
   store.on((_, changed) => (changed.has(key) || typeof opts.max === 'function') && show());
   show();
   return wrap(opts, input, out);

@@ -36,15 +36,18 @@ export class Store<S extends FieldSpecs> {
     return this.values;
   }
 
-  /** Applies a change (each value sanitized), writes the URL and notifies listeners. */
-  set(patch: Partial<ValuesOf<S>>): void {
+  /**
+   * Applies a change (each value sanitized), writes the URL and notifies listeners.
+   * `defer`: one of a stream of changes (a dragged slider); the URL is written throttled (url.ts).
+   */
+  set(patch: Partial<ValuesOf<S>>, { defer = false }: { defer?: boolean } = {}): void {
     const next = this.normalize({ ...this.values, ...sanitizePatch(this.spec, patch) });
     const changed = new Set<keyof ValuesOf<S>>();
     for (const k of Object.keys(this.spec) as (keyof ValuesOf<S>)[])
       if (!this.spec[k as string]!.equals(next[k], this.values[k])) changed.add(k);
     this.values = next;
     if (changed.size === 0) return;
-    replaceKeys(paramNames(this.spec, this.ns), writeEntries(this.spec, next, this.ns, this.normalize));
+    replaceKeys(paramNames(this.spec, this.ns), writeEntries(this.spec, next, this.ns, this.normalize), defer);
     for (const fn of this.listeners) fn(next, changed);
   }
 

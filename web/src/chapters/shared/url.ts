@@ -3,7 +3,15 @@
  * by namespace: "lang" and chapter 1's playground keys have none ("score=additive"), every
  * other chapter owns "<ns>.<key>" ("c2.alpha=0.3"). A writer replaces only the keys it
  * owns, with history.replaceState (no history entries), so writers never overwrite each other.
+ * A dragged slider writes deferred: the address changes at most every DEFER_MS during the drag
+ * and at once when it ends (flushUrl on 'change'), never per input event. Until then
+ * readQuery() answers with the pending query, so readers never see a stale one.
  */
+
+/** Longest a deferred write waits (Chromium also throttles replaceState bursts). */
+export const DEFER_MS = 250;
+let pending: string | null = null;
+let timer = 0;
 
 /** The namespace of a parameter name: the part before the first '.', '' for none. */
 export function namespaceOf(key: string): string {
@@ -13,7 +21,18 @@ export function namespaceOf(key: string): string {
 
 /** Current parameters of the address bar. */
 export function readQuery(): URLSearchParams {
-  return new URLSearchParams(location.search);
+  return new URLSearchParams(pending ?? location.search);
+}
+
+/** Writes a deferred query now (slider released, link followed, page hidden). */
+export function flushUrl(): void {
+  clearTimeout(timer);
+  timer = 0;
+  if (pending === null) return;
+  const qs = pending;
+  pending = null;
+  const url = `${location.pathname}${qs}${location.hash}`;
+  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
 }
 
 /** Query text, readable: ',' and ';' stay as they are (matrices), the rest is escaped. */
@@ -22,7 +41,7 @@ export function queryText(entries: [string, string][]): string {
   return entries.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
 }
 
-function writeAll(entries: [string, string][]): void {
+function writeAll(entries: [string, string][], defer = false): void {
   // Unprefixed keys first, then namespaces in natural order (c2 < c3 < c10).
   const order = (ns: string) => ns;
   const sorted = entries
@@ -30,14 +49,18 @@ function writeAll(entries: [string, string][]): void {
     .sort((a, b) => (a.ns === b.ns ? a.i - b.i : a.ns === '' ? -1 : b.ns === '' ? 1 : order(a.ns).localeCompare(order(b.ns), 'en', { numeric: true })))
     .map((x) => x.e);
   const qs = queryText(sorted);
-  const url = `${location.pathname}${qs ? `?${qs}` : ''}${location.hash}`;
-  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
+  pending = qs ? `?${qs}` : '';
+  if (!defer) flushUrl();
+  else if (!timer) timer = window.setTimeout(flushUrl, DEFER_MS);
 }
 
-/** Replaces the parameters named in `owned` with `entries` (each of them one of `owned`). */
-export function replaceKeys(owned: readonly string[], entries: [string, string][]): void {
+/**
+ * Replaces the parameters named in `owned` with `entries` (each of them one of `owned`);
+ * `defer` for a change in a stream of them (a dragged slider): see DEFER_MS.
+ */
+export function replaceKeys(owned: readonly string[], entries: [string, string][], defer = false): void {
   const kept = [...readQuery()].filter(([k]) => !owned.includes(k));
-  writeAll([...kept, ...entries]);
+  writeAll([...kept, ...entries], defer);
 }
 
 /** Sets (or, with null, removes) one parameter, keeping all others. */
