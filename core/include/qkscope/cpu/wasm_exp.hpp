@@ -6,6 +6,7 @@
 // in two parts (Cody & Waite 1980), |r| <= ln(2)/2; exp(r) by its degree-7 Taylor-like
 // minimax polynomial; times 2^n built in the exponent bits.
 // exp4 takes x in [-87, 88]; exp_array sends every other lane (and NaN) to std::exp.
+// max_array and exp_shift_sum are the row max and the fused exp / sum of the forward.
 // Accuracy on [-87, 88], measured against exp in double (native/bench/wasm_profile.cpp, 2^20
 // points): max relative error 7.9e-8 (under 1 ulp; Eigen's pexp: 1.2e-7).
 #pragma once
@@ -57,6 +58,60 @@ inline void exp_array(const float* in, float* out, std::size_t n) {
     step(buf, res);
     for (std::size_t t = 0; k + t < n; ++t) out[k + t] = res[t];
   }
+}
+
+/// Horizontal sum of four lanes, in a fixed order.
+inline float hsum4(v128_t v) {
+  return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
+         (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+
+/// max_k x[k] for n >= 1; NaN propagates (f32x4.max does), so an overflowed row is still
+/// caught by the kernel's logsumexp check.
+inline float max_array(const float* x, std::size_t n) {
+  std::size_t k = 0;
+  float m = x[0];
+  if (n >= 4) {
+    v128_t v = wasm_v128_load(x);
+    for (k = 4; k + 4 <= n; k += 4) v = wasm_f32x4_max(v, wasm_v128_load(x + k));
+    v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+    v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+    m = wasm_f32x4_extract_lane(v, 0);
+  }
+  for (; k < n; ++k)
+    if (x[k] != x[k] || x[k] > m) m = m != m ? m : x[k];
+  return m;
+}
+
+/// x[k] = exp((x[k] - m) inv_tau) in place for k < n, and returns their sum: the softmax row
+/// pass of the tiled forward in one sweep (shift, exp_array's ranges, sum), where Eigen took
+/// three. The difference is taken before the division by tau, as the core does.
+inline float exp_shift_sum(float* x, std::size_t n, float m, float inv_tau) {
+  const v128_t mv = wasm_f32x4_splat(m), iv = wasm_f32x4_splat(inv_tau);
+  const v128_t lo = wasm_f32x4_splat(-87.0f), hi = wasm_f32x4_splat(88.0f);
+  v128_t sum = wasm_f32x4_splat(0.0f);
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const v128_t a = wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + k), mv), iv);
+    v128_t y = exp4(a);
+    if (!wasm_i32x4_all_true(wasm_v128_and(wasm_f32x4_ge(a, lo), wasm_f32x4_le(a, hi)))) {
+      alignas(16) float as[4], ys[4];  // lanes outside [-87, 88] or NaN: std::exp, as exp_array
+      wasm_v128_store(as, a);
+      wasm_v128_store(ys, y);
+      for (int t = 0; t < 4; ++t)
+        if (!(as[t] >= -87.0f && as[t] <= 88.0f)) ys[t] = std::exp(as[t]);
+      y = wasm_v128_load(ys);
+    }
+    wasm_v128_store(x + k, y);
+    sum = wasm_f32x4_add(sum, y);
+  }
+  float s = hsum4(sum);
+  if (k < n) {  // the tail through exp_array's zero-padded step
+    for (std::size_t t = k; t < n; ++t) x[t] = (x[t] - m) * inv_tau;
+    exp_array(x + k, x + k, n - k);
+    for (std::size_t t = k; t < n; ++t) s += x[t];
+  }
+  return s;
 }
 
 }  // namespace qkscope::cpu::detail
