@@ -95,6 +95,17 @@ target_link_options(qkscope_reference PRIVATE -O2 -fwasm-exceptions --bind -sMOD
   -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0)
 set_target_properties(qkscope_reference PROPERTIES SUFFIX ".mjs")
 
+# Test-only: the wasm SIMD tile products and the tiled kernels at tile shapes the JS API cannot
+# reach (1 x 1, odd), with the tiled module's flags; run by tests/wasm/tiled-kernels.test.mjs.
+add_executable(qkscope_wasm_kernel_tests ${PROJECT_SOURCE_DIR}/tests/wasm/kernels/tiled_edges.cpp)
+target_link_libraries(qkscope_wasm_kernel_tests PRIVATE qkscope qkscope_warnings)
+target_include_directories(qkscope_wasm_kernel_tests PRIVATE ${PROJECT_SOURCE_DIR}/core ${PROJECT_SOURCE_DIR}/tests/core)
+target_compile_options(qkscope_wasm_kernel_tests PRIVATE -O2 -fwasm-exceptions -msimd128 -msse4.2 -D__MMINTRIN_H
+  "SHELL:-include ${PROJECT_SOURCE_DIR}/wasm/tiled/eigen_simd_prelude.hpp")
+target_link_options(qkscope_wasm_kernel_tests PRIVATE -O2 -fwasm-exceptions -msimd128 -sENVIRONMENT=node
+  -sALLOW_MEMORY_GROWTH=1 -sSINGLE_FILE=1)
+set_target_properties(qkscope_wasm_kernel_tests PROPERTIES SUFFIX ".cjs")
+
 # Where the tiled module's forward spends its time (native/bench/NOTES.md); not part of `all`.
 add_executable(qkscope_wasm_profile EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/native/bench/wasm_profile.cpp)
 target_link_libraries(qkscope_wasm_profile PRIVATE qkscope qkscope_warnings)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "qkscope/cpu/attention.hpp"
+#include "qkscope/cpu/wasm_gemm.hpp"
 
 using namespace qkscope;
 
@@ -46,6 +47,18 @@ int main() {
       for (Eigen::Index j0 = 0; j0 < L; j0 += bk) {
         S.noalias() = Qt * K.middleRows(j0, bk).transpose();
         acc.noalias() += S * V.middleRows(j0, bk);
+      }
+      sink += acc(0, 0);
+    }
+  });
+  // The same products by wasm_gemm.hpp.
+  const double micro = min_ms([&] {
+    for (Eigen::Index i0 = 0; i0 < L; i0 += bq) {
+      Qt.noalias() = 0.125f * Q.middleRows(i0, bq);
+      for (Eigen::Index j0 = 0; j0 < L; j0 += bk) {
+        cpu::detail::gemm_f32(int(bq), int(bk), int(d), Qt.data(), int(d), K.data() + j0 * d, int(d), true, S.data(), int(bk), false);
+        cpu::detail::gemm_f32(int(bq), int(d), int(bk), S.data(), int(bk), V.data() + j0 * d, int(d), false, acc.data(), int(d),
+                              j0 > 0);
       }
       sink += acc(0, 0);
     }
@@ -97,6 +110,7 @@ int main() {
   std::printf("L = %d, d = %d, tiles %d x %d, fastest of 31 (sink %g)\n", int(L), int(d), int(bq), int(bk), double(sink));
   std::printf("  whole tiled forward  %.3f ms\n", whole);
   std::printf("  two GEMMs per tile   %.3f ms (%.0f%%)\n", gemm, 100 * gemm / whole);
+  std::printf("  same, wasm_gemm.hpp   %.3f ms (%.0f%%)\n", micro, 100 * micro / whole);
   std::printf("  exp pass (L^2 exps)  %.3f ms (%.0f%%), wasm_exp.hpp\n", exps, 100 * exps / whole);
   std::printf("  same with Eigen exp  %.3f ms\n", eigen_exps);
   std::printf("exp on %d points of [-87, 88] vs exp in double: max rel error %.3g (wasm_exp.hpp), %.3g (Eigen)\n",

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "qkscope/cpu/parallel.hpp"
@@ -91,18 +92,25 @@ void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eige
       auto seg = row.segment(lo, hi - lo);
       // The state merge of merge_attention_states (merge/scales.hpp): the block's P is taken
       // relative to the merged max directly, so only the running state is rescaled.
-      const MergeScales<T> ms = merge_scales(w.m(r), lo < hi ? T(seg.maxCoeff()) : ninf, inv_tau);
+      const MergeScales<T> ms = merge_scales(w.m(r), lo < hi ? segment_max(seg) : ninf, inv_tau);
       if (ms.m == ninf) {  // nothing visible in this row so far: P row = 0, state unchanged
         row.setZero();
         continue;
       }
-      exp_shifted(seg, ms.m, general, w.tmp, inv_tau);
+      const T block_sum = exp_shifted_sum(seg, ms.m, general, w.tmp, inv_tau);
       row.head(lo).setZero();
       row.tail(bk - hi).setZero();
-      w.l(r) = ms.alpha_a * w.l(r) + seg.sum();  // alpha_a = 0 on the row's first visible block
+      w.l(r) = ms.alpha_a * w.l(r) + block_sum;  // alpha_a = 0 on the row's first visible block
       if (ms.alpha_a != T(1)) w.acc.row(r) *= ms.alpha_a;
       w.m(r) = ms.m;
     }
+#if defined(__wasm_simd128__)
+    if constexpr (std::is_same_v<T, float>) {  // wasm_gemm.hpp: Eigen's emulated-SSE GEMM is slower
+      gemm_f32(int(bq), int(V.cols()), int(bk), S.data(), int(bk), V.data() + j0 * V.cols(), int(V.cols()), false,
+               w.acc.data(), int(w.acc.cols()), true);
+      continue;
+    }
+#endif
     w.acc.noalias() += S * V.middleRows(j0, bk);
   }
   for (Eigen::Index r = 0; r < bq; ++r) {

@@ -9,6 +9,9 @@
 // the forward scales a query tile once instead of every (bq, bk) score block.
 #pragma once
 
+#include <type_traits>
+
+#include "qkscope/cpu/wasm_gemm.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope::cpu::detail {
@@ -18,7 +21,22 @@ using TileRef = Eigen::Ref<Mat<T>>;
 template <class T>
 using ConstTileRef = Eigen::Ref<const Mat<T>>;
 
-/// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM). Qs, Ks are the pre-processed
+/// S (rows, bk) = A B_t^T for A (rows, w) and B_t (bk, w), both contiguous row-major. With
+/// wasm SIMD the float product runs on wasm_gemm.hpp (Eigen's emulated-SSE GEMM is slower
+/// there); elsewhere Eigen.
+template <class T, class A, class B>
+void product_abt(const A& a, const B& b, TileRef<T> S) {
+#if defined(__wasm_simd128__)
+  if constexpr (std::is_same_v<T, float>) {
+    gemm_f32(int(a.rows()), int(b.rows()), int(a.cols()), a.data(), int(a.outerStride()), b.data(),
+             int(b.outerStride()), true, S.data(), int(S.outerStride()), false);
+    return;
+  }
+#endif
+  S.noalias() = a * b.transpose();
+}
+
+/// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM; wasm_gemm.hpp with wasm SIMD). Qs, Ks are the pre-processed
 /// rows (Q, normalised Q for cosine, Q W for bilinear).
 template <class T>
 struct DotScorer {
@@ -31,10 +49,10 @@ struct DotScorer {
     Qt.noalias() = c * Qs->middleRows(i0, bq);
   }
   void scores_from(const Mat<T>& Qt, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
-    S.noalias() = Qt * Ks->middleRows(j0, bk).transpose();
+    product_abt<T>(Qt, Ks->middleRows(j0, bk), S);
   }
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
-    S.noalias() = Qs->middleRows(i0, bq) * Ks->middleRows(j0, bk).transpose();
+    product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
   }
   void grad_q(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
               Mat<T>& dQt) const {

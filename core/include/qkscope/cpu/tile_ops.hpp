@@ -133,4 +133,26 @@ void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp, T inv_tau = 
     if (!(tmp(c) >= low)) x(c) = std::exp(tmp(c));
 }
 
+/// max of a non-empty row segment (wasm SIMD: max_array; Eigen's emulated pmax is slower).
+template <class Seg>
+auto segment_max(const Seg& x) {
+  using T = std::decay_t<decltype(x.coeff(0))>;
+#if defined(__wasm_simd128__)
+  if constexpr (std::is_same_v<T, float>)
+    if (x.innerStride() == 1) return max_array(x.data(), std::size_t(x.size()));
+#endif
+  return T(x.maxCoeff());
+}
+
+/// exp_shifted, then the segment's sum; with wasm SIMD one fused pass (exp_shift_sum).
+template <class Seg, class T>
+T exp_shifted_sum(Seg&& x, T m, bool may_have_ninf, Vec<T>& tmp, T inv_tau = T(1)) {
+#if defined(__wasm_simd128__)
+  if constexpr (std::is_same_v<T, float>)
+    if (x.innerStride() == 1) return exp_shift_sum(x.data(), std::size_t(x.size()), m, inv_tau);
+#endif
+  exp_shifted(x, m, may_have_ninf, tmp, inv_tau);
+  return T(x.sum());
+}
+
 }  // namespace qkscope::cpu::detail

@@ -6,6 +6,7 @@
 // in two parts (Cody & Waite 1980), |r| <= ln(2)/2; exp(r) by its degree-7 Taylor-like
 // minimax polynomial; times 2^n built in the exponent bits.
 // exp4 takes x in [-87, 88]; exp_array sends every other lane (and NaN) to std::exp.
+// max_array and exp_shift_sum are the row max and the fused exp / sum of the forward.
 // Accuracy on [-87, 88], measured against exp in double (native/bench/wasm_profile.cpp, 2^20
 // points): max relative error 7.9e-8 (under 1 ulp; Eigen's pexp: 1.2e-7).
 #pragma once
@@ -19,7 +20,9 @@
 namespace qkscope::cpu::detail {
 
 inline v128_t exp4(v128_t x) {
-  x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.0f)), wasm_f32x4_splat(88.0f));
+  // pmin / pmax: one instruction each on x86, where f32x4.min / max's NaN rules cost several;
+  // NaN and out-of-range lanes are recomputed by the callers anyway.
+  x = wasm_f32x4_pmin(wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.0f)), wasm_f32x4_splat(88.0f));
   const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
   v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
@@ -27,8 +30,10 @@ inline v128_t exp4(v128_t x) {
   for (const float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
     y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(c));
   y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y, r), r), r), wasm_f32x4_splat(1.0f));
-  // 2^n: n in [-126, 127] here, so (n + 127) << 23 is a normal float's bit pattern.
-  const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  // 2^n: n in [-126, 127] here, so (n + 127) << 23 is a normal float's bit pattern. n + 127
+  // is read off the low bits of n + 127 + 2^23 (exact) rather than by i32x4.trunc_sat, whose
+  // saturation V8 spells out in several instructions; the shift drops 2^23's exponent bits.
+  const v128_t e = wasm_i32x4_shl(wasm_f32x4_add(n, wasm_f32x4_splat(8388608.0f + 127.0f)), 23);
   return wasm_f32x4_mul(y, e);
 }
 
@@ -57,6 +62,60 @@ inline void exp_array(const float* in, float* out, std::size_t n) {
     step(buf, res);
     for (std::size_t t = 0; k + t < n; ++t) out[k + t] = res[t];
   }
+}
+
+/// Horizontal sum of four lanes, in a fixed order.
+inline float hsum4(v128_t v) {
+  return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
+         (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+
+/// max_k x[k] for n >= 1. pmax (a < b ? b : a) is one maxps on x86, where f32x4.max's NaN and
+/// signed-zero rules cost several instructions (measured: the forward 10% slower with it).
+/// A NaN may be skipped, as Eigen's maxCoeff may: it still reaches the row's sum through exp.
+inline float max_array(const float* x, std::size_t n) {
+  std::size_t k = 0;
+  float m = x[0];
+  if (n >= 4) {
+    v128_t v = wasm_v128_load(x);
+    for (k = 4; k + 4 <= n; k += 4) v = wasm_f32x4_pmax(v, wasm_v128_load(x + k));
+    v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+    v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+    m = wasm_f32x4_extract_lane(v, 0);
+  }
+  for (; k < n; ++k) m = m < x[k] ? x[k] : m;
+  return m;
+}
+
+/// x[k] = exp((x[k] - m) inv_tau) in place for k < n, and returns their sum: the softmax row
+/// pass of the tiled forward in one sweep (shift, exp_array's ranges, sum), where Eigen took
+/// three. The difference is taken before the division by tau, as the core does.
+inline float exp_shift_sum(float* x, std::size_t n, float m, float inv_tau) {
+  const v128_t mv = wasm_f32x4_splat(m), iv = wasm_f32x4_splat(inv_tau);
+  const v128_t lo = wasm_f32x4_splat(-87.0f), hi = wasm_f32x4_splat(88.0f);
+  v128_t sum = wasm_f32x4_splat(0.0f);
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const v128_t a = wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + k), mv), iv);
+    v128_t y = exp4(a);
+    if (!wasm_i32x4_all_true(wasm_v128_and(wasm_f32x4_ge(a, lo), wasm_f32x4_le(a, hi)))) {
+      alignas(16) float as[4], ys[4];  // lanes outside [-87, 88] or NaN: std::exp, as exp_array
+      wasm_v128_store(as, a);
+      wasm_v128_store(ys, y);
+      for (int t = 0; t < 4; ++t)
+        if (!(as[t] >= -87.0f && as[t] <= 88.0f)) ys[t] = std::exp(as[t]);
+      y = wasm_v128_load(ys);
+    }
+    wasm_v128_store(x + k, y);
+    sum = wasm_f32x4_add(sum, y);
+  }
+  float s = hsum4(sum);
+  if (k < n) {  // the tail through exp_array's zero-padded step
+    for (std::size_t t = k; t < n; ++t) x[t] = (x[t] - m) * inv_tau;
+    exp_array(x + k, x + k, n - k);
+    for (std::size_t t = k; t < n; ++t) s += x[t];
+  }
+  return s;
 }
 
 }  // namespace qkscope::cpu::detail
