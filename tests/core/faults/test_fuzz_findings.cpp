@@ -250,3 +250,55 @@ TEST_CASE("tiled gradients at small tau: the row maximum is subtracted before di
   CHECK(reference::compare("output", t.output, f32.output, f64.output).ok);
   CHECK(reference::compare("logsumexp", t.logsumexp, f32.logsumexp, f64.logsumexp).ok);
 }
+
+TEST_CASE("tiled backward: D is held shifted by the row's first dP, as the core's softmax backward (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, tau 0.0983, q = -2.758, keys [-2.053, 1, 1], values [-3, 0, -3], dO 1.66e35:
+  // P = [1, 6e-38, 6e-38], dP = [-5e35, 0, -5e35], so dP_0 - D = -5e35 * 6e-38 = -0.03,
+  // which D = sum P dP in double (spacing 6e19 at 5e35) rounds away: dQ came out 0.315
+  // where the reference gives 0.962.
+  const Matrix Q = qktest::mat<float>({{-2.75759816}}), K = qktest::mat<float>({{-2.0534966}, {1}, {1}}),
+               V = qktest::mat<float>({{-3}, {0}, {-3}}), dO = qktest::mat<float>({{1.66153499e35}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 0.0982862038;
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
+  const auto f32 = attention_forward<float>(Q, K, V, {}, c);
+  const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
+  for (const int bk : {1, 2, 3}) {  // the first visible key in the first or a later key tile
+    cpu::TiledOptions o = one_thread_small_tiles();
+    o.block_k = bk;
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+    REQUIRE_FALSE(t.fallback);
+    const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+    for (const auto& [what, fast, naive, ref] :
+         {std::tuple{"dQ", tg.dQ, g32.dQ, g64.dQ}, std::tuple{"dK", tg.dK, g32.dK, g64.dK},
+          std::tuple{"dV", tg.dV, g32.dV, g64.dV}}) {
+      const auto r = reference::compare(what, fast, naive, ref);
+      INFO("block_k " << bk << ": " << r.text);
+      CHECK(r.ok);
+    }
+    CHECK_THAT(tg.dtemperature, WithinRel(g64.dtemperature, 1e-4));
+  }
+}
+
+TEST_CASE("tiled backward with logits near 1e9: no row of P underflows to zero gradients (reviewer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, q = 9e8, keys [1, 1], values [1, 3], tau 0.3: x = 3e9 for both keys, so P = 1/2 each,
+  // dV = [0.5, 0.5], dK = q (dP - D) / tau = [-1.5e9, 1.5e9]. The shift lse tau, rounded,
+  // missed the row maximum by far more than exp's range and the tiled dV, dK came back 0.
+  const Matrix Q = qktest::mat<float>({{9e8}}), K = qktest::mat<float>({{1}, {1}}), V = qktest::mat<float>({{1}, {3}}),
+               dO = qktest::mat<float>({{1}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 0.3;
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread_small_tiles());
+  CHECK_THAT(double(tg.dV(0, 0)), WithinRel(0.5, 1e-5));
+  CHECK_THAT(double(tg.dV(1, 0)), WithinRel(0.5, 1e-5));
+  CHECK_THAT(double(tg.dK(0, 0)), WithinRel(-1.5e9, 1e-4));
+  CHECK_THAT(double(tg.dK(1, 0)), WithinRel(1.5e9, 1e-4));
+}

@@ -230,6 +230,14 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
     return out;
   };
   if (!tiled_supported(cfg) || !usable_temperature<T>(cfg.temperature)) return core_backward();
+  // The backward shifts z by lse tau (flash_backward.hpp); the rounding of lse and of that
+  // product moves the exponent by about eps |lse|, which past |lse| ~ 1e9 underflowed every
+  // P of a row and returned zero gradients (reviewer finding). Such rows go to the core.
+  for (const auto* f : fwd)
+    for (Eigen::Index i = 0; i < f->logsumexp.size(); ++i)
+      if (std::isfinite(double(f->logsumexp(i))) &&
+          std::abs(double(f->logsumexp(i))) * double(std::numeric_limits<T>::epsilon()) > 1.0)
+        return core_backward();
   // Not a structured binding: clang 14 cannot capture those in the lambdas below.
   const auto prepared = prepare(heads, params, cfg, opt);
   const double scale = prepared.first;

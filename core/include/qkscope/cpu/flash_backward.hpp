@@ -37,7 +37,7 @@ struct BackwardScratch {
   Vec<T> s, x, p, dx, tmp;  // (bq * bk) storage of S, logits, P, dP / dx; one row
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
-  std::vector<double> rows;  // per query row: sum P dP, sum P
+  std::vector<double> rows;  // per query row: sum P (dP - b), sum P, b (RowShift)
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
@@ -45,17 +45,26 @@ struct BackwardScratch {
   }
 };
 
+/// D_i = sum_j P_ij dP_ij held as b_i + c_i: b_i the dP of the row's first visible key and
+/// c_i = sum_j P_ij (dP_ij - b_i) (P summing to 1), as the core's softmax_backward shifts dp
+/// (norm/row.hpp). dP - D = (dP - b) - c is then exact where dP are tied (0) and keeps a
+/// difference that D alone would round away: dP = [-5e35, 0, -5e35] with P = [1, 6e-38,
+/// 6e-38] has dP_0 - D = -5e35 * 6e-38 = -0.03, below double's spacing at 5e35 (fuzzer
+/// finding: dQ off by 67%). Both in double: rounding D to T first cost dK 1e-5 relative
+/// with dP near 1e2 and dP - D near 1e-3 (an earlier finding).
+struct RowShift {
+  Eigen::VectorXd base, centred;  // b_i, c_i; (L_q)
+  double dp_minus_d(double dp, Eigen::Index i) const { return (dp - base(i)) - centred(i); }
+};
+
 /// dx = P (dP - D) in place of dP, then through the modifiers to dL/draw (S: the raw scores).
-/// D stays in double and dP - D is formed in double: where dP_ij and D_i are large and close,
-/// rounding D to T first would cost the difference up to one ulp of D (found by the fuzzer:
-/// dK off by 1e-5 relative with dP near 1e2 and dP - D near 1e-3).
 template <class T>
-void finish_tile(const TileOps<T>& ops, const Eigen::VectorXd& D, Eigen::Index i0, Eigen::Index j0,
+void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index j0,
                  const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
                  T* drel, Mat<T>* ddense) {
   for (Eigen::Index r = 0; r < dX.rows(); ++r)
     dX.row(r) = (P.row(r).template cast<double>().array() *
-                 (dX.row(r).template cast<double>().array() - D(i0 + r)))
+                 ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r)))
                     .template cast<T>()
                     .matrix();
   ops.backward(dX, S, i0, j0, drel, ddense);
@@ -65,7 +74,7 @@ void finish_tile(const TileOps<T>& ops, const Eigen::VectorXd& D, Eigen::Index i
 /// divided by its row sum (inv_sum, from pass B). Returns false for an empty tile.
 template <class T, class Scorer>
 bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const Mat<T>& dO,
-               const Vec<T>& lse, const Eigen::VectorXd* D, const Eigen::VectorXd* inv_sum, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
+               const Vec<T>& lse, const RowShift* D, const Eigen::VectorXd* inv_sum, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
                Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<T>* drel,
                std::type_identity_t<Mat<T>>* ddense, double* rows) {
   const pipeline::Mask& mask = ops.mask;
@@ -99,21 +108,23 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     if (general) ops.apply_keep(X, r, i, j0, lo, hi);
     auto ps = P.row(r).segment(lo, hi - lo);
     ps = X.row(r).segment(lo, hi - lo);
-    // P = exp((z - c) / tau) with c = lse tau: any shift near the row maximum does, since
-    // P is divided by its recomputed row sum; z - c is formed before dividing by tau, as
-    // the forward and the core do. X keeps z.
+    // P = exp((z - c) / tau) with c = lse tau: a shift within a few units of the row
+    // maximum (in the exponent) does, since P is divided by its recomputed row sum; z - c is
+    // formed before dividing by tau, as the forward and the core do. X keeps z. The rounding
+    // of c is about eps |lse|: attention_backward sends |lse| > 1 / eps to the core.
     exp_shifted(ps, T(double(lse(i)) * double(ops.tau)), general, w.tmp, ops.inv_tau());
     if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
-  if (rows) {  // per-row sums c = sum P dP and s = sum P, for D = c / s (flash_backward)
+  if (rows) {  // per-row sums c = sum P (dP - b) and s = sum P, for D = b + c / s (RowShift)
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
       if (lo >= hi || lse(i0 + r) == ninf) continue;
+      if (std::isnan(rows[3 * r + 2])) rows[3 * r + 2] = double(dX(r, lo));  // b: the first visible key's dP
       const auto p = P.row(r).segment(lo, hi - lo).template cast<double>().array();
-      const auto dp = dX.row(r).segment(lo, hi - lo).template cast<double>().array();
-      rows[2 * r] += (p * dp).sum();
-      rows[2 * r + 1] += p.sum();
+      const auto dp = dX.row(r).segment(lo, hi - lo).template cast<double>().array() - rows[3 * r + 2];
+      rows[3 * r] += (p * dp).sum();
+      rows[3 * r + 1] += p.sum();
     }
   }
   if (D) finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense);
@@ -132,12 +143,14 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   const Eigen::Index n_rel = ops.mods.relative ? 2 * Eigen::Index(ops.mods.R) + 1 : 0,
                      n_t5 = ops.mods.t5 ? Eigen::Index(ops.mods.buckets.num_buckets) : 0, n_pos = n_rel + n_t5,
                      n_extra = scorers.empty() ? 0 : scorers[0].extra_size();
-  std::vector<Eigen::VectorXd> D(heads), inv_sum(heads);  // double: see finish_tile
+  std::vector<RowShift> D(heads);
+  std::vector<Eigen::VectorXd> inv_sum(heads);
   std::vector<Vec<T>> lse(heads);
   std::vector<Mat<T>> rel_part(heads), extra_part(heads);
   std::vector<double> dtau_part(heads * nq, 0.0);
   for (Eigen::Index n = 0; n < heads; ++n) {
-    D[n] = Eigen::VectorXd::Zero(L_q);  // filled by pass B
+    D[n].base = Eigen::VectorXd::Zero(L_q);  // filled by pass B
+    D[n].centred = Eigen::VectorXd::Zero(L_q);
     inv_sum[n] = Eigen::VectorXd::Zero(L_q);
     lse[n] = fwd[n]->logsumexp;
     g[n].dQs.resize(L_q, scorers[n].q_width());
@@ -154,7 +167,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
                        bq = std::min(opt.block_q, L_q - i0);
     const auto& sc = scorers[n];
     w.dQt.setZero(bq, sc.q_width());
-    w.rows.assign(2 * bq, 0.0);
+    w.rows.assign(3 * bq, 0.0);
+    for (Eigen::Index r = 0; r < bq; ++r) w.rows[3 * r + 2] = std::numeric_limits<double>::quiet_NaN();
     w.rowS.resize(bq, L_k);
     w.rowX.resize(bq, L_k);
     w.rowP.resize(bq, L_k);
@@ -172,8 +186,9 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       w.rowdX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk);
     }
     for (Eigen::Index r = 0; r < bq; ++r) {  // D_i = sum P dP / sum P (0 for a fully masked row)
-      const double c = w.rows[2 * r], sum = w.rows[2 * r + 1];
-      D[n](i0 + r) = sum > 0 ? c / sum : 0.0;
+      const double c = w.rows[3 * r], sum = w.rows[3 * r + 1];
+      D[n].base(i0 + r) = sum > 0 ? w.rows[3 * r + 2] : 0.0;
+      D[n].centred(i0 + r) = sum > 0 ? c / sum : 0.0;
     }
     // dL/dtau = -(1/tau) sum_ij p^_ij (dP_ij - D_i) (x_ij - x0_i), p^ = P / sum_j P_ij, for
     // any per-row shift x0 (sum_j p^_ij (dP_ij - D_i) = 0): the core's form, with dP - D formed
@@ -183,7 +198,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     // logits nearly equal: a tiny scale gave dtau 0 instead of 4e-3, fuzzer finding.)
     double acc = 0;
     for (Eigen::Index r = 0; r < bq; ++r) {
-      const double sum = w.rows[2 * r + 1];
+      const double sum = w.rows[3 * r + 1];
       if (!(sum > 0)) continue;  // fully masked row
       double x0 = -std::numeric_limits<double>::infinity();
       for (const Eigen::Index j0 : blocks)
@@ -193,7 +208,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
           if (w.rowP(r, c) > 0)
-            row += double(w.rowP(r, c)) * (double(w.rowdX(r, c)) - D[n](i0 + r)) *
+            row += double(w.rowP(r, c)) * D[n].dp_minus_d(double(w.rowdX(r, c)), i0 + r) *
                    ((double(w.rowX(r, c)) - x0) / double(ops.tau));
       acc += row / sum;
     }
@@ -202,7 +217,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
     // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum.
     for (Eigen::Index r = 0; r < bq; ++r) {
-      const double sum = w.rows[2 * r + 1];
+      const double sum = w.rows[3 * r + 1];
       inv_sum[n](i0 + r) = sum > 0 ? 1.0 / sum : 0.0;
       if (sum > 0) w.rowP.row(r) *= T(1.0 / sum);
     }
