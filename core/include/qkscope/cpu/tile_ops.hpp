@@ -46,7 +46,7 @@ struct TileOps {
   TileOps(const pipeline::Mask& m, double scale, double temperature, const BiasSpec<T>& b)
       : mask(m), mods(score_mods(b, scale, temperature, m.offset)), tau(T(temperature)) {}
 
-  /// Logits are raw * scale / tau: the kernels may fold the factor into Q.
+  /// Logits are raw * scale / tau (logits()); the tiled kernels work on z = x tau (z()).
   bool plain() const { return mods.plain(); }
   /// Keys inside a row's band range can still be hidden (keep mask) or -inf (dense bias).
   bool general() const { return mask.keep != nullptr || mods.dense != nullptr; }
