@@ -302,3 +302,23 @@ TEST_CASE("tiled backward with logits near 1e9: no row of P underflows to zero g
   CHECK_THAT(double(tg.dK(0, 0)), WithinRel(-1.5e9, 1e-4));
   CHECK_THAT(double(tg.dK(1, 0)), WithinRel(1.5e9, 1e-4));
 }
+
+TEST_CASE("tiled backward: the shift of dP comes from a key with weight, not a visible key with P = 0 (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, q = -1.945, keys [1.24e27, 2.708, 1.354], values [2.58e38, 0, 1]: key 0 is visible
+  // but has P = 0 (logit -2.4e27) and dP = 2.58e38; shifting by it swallowed the other dP
+  // (spacing 3e22) and dQ came back 0 where the reference gives -0.0846.
+  const Matrix Q = qktest::mat<float>({{-1.94514966}}), K = qktest::mat<float>({{1.23794004e27}, {2.70833349}, {1.35416651}}),
+               V = qktest::mat<float>({{2.57547031e38}, {0}, {1}}), dO = qktest::mat<float>({{1}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles());
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread_small_tiles());
+  CHECK_THAT(double(tg.dQ(0, 0)), WithinRel(g64.dQ(0, 0), 1e-5));
+  CHECK_THAT(double(tg.dK(1, 0)), WithinRel(g64.dK(1, 0), 1e-5));
+  CHECK_THAT(double(tg.dK(2, 0)), WithinRel(g64.dK(2, 0), 1e-5));
+}

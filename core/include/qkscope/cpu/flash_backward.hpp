@@ -45,7 +45,7 @@ struct BackwardScratch {
   }
 };
 
-/// D_i = sum_j P_ij dP_ij held as b_i + c_i: b_i the dP of the row's first visible key and
+/// D_i = sum_j P_ij dP_ij held as b_i + c_i: b_i the dP of the row's first key with P > 0 and
 /// c_i = sum_j P_ij (dP_ij - b_i) (P summing to 1), as the core's softmax_backward shifts dp
 /// (norm/row.hpp). dP - D = (dP - b) - c is then exact where dP are tied (0) and keeps a
 /// difference that D alone would round away: dP = [-5e35, 0, -5e35] with P = [1, 6e-38,
@@ -120,7 +120,12 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
       if (lo >= hi || lse(i0 + r) == ninf) continue;
-      if (std::isnan(rows[3 * r + 2])) rows[3 * r + 2] = double(dX(r, lo));  // b: the first visible key's dP
+      if (std::isnan(rows[3 * r + 2])) {  // b: the dP of the row's first key with P > 0, as the core
+        Eigen::Index c = lo;               // (a visible key with P = 0 may hold dP = 2.6e38, whose
+        while (c < hi && !(P(r, c) > T(0))) ++c;  // spacing would swallow the others: fuzzer finding)
+        if (c == hi) continue;  // no weight in this tile yet: it adds nothing to either sum
+        rows[3 * r + 2] = double(dX(r, c));
+      }
       const auto p = P.row(r).segment(lo, hi - lo).template cast<double>().array();
       const auto dp = dX.row(r).segment(lo, hi - lo).template cast<double>().array() - rows[3 * r + 2];
       rows[3 * r] += (p * dp).sum();
