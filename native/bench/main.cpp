@@ -108,7 +108,6 @@ Config parse(int argc, char** argv) {
     else if (k == "--mem-budget") c.mem_budget_mb = to_long(k, v);
     else die("unknown option '" + k + "' (see --help)");
   }
-  if (c.score == "additive" && c.d_h == 0) c.d_h = c.dim;
   for (auto [name, v] : {std::pair{"--heads", c.heads}, {"--batch", c.batch}, {"--len", c.len},
                          {"--dim", c.dim}, {"--repeats", c.repeats}, {"--block-q", c.block_q},
                          {"--block-k", c.block_k}})
@@ -117,6 +116,7 @@ Config parse(int argc, char** argv) {
   bool known = false;
   for (const auto& i : score_infos()) known = known || c.score == i.name;
   if (!known) die("unknown score '" + c.score + "'");
+  if (c.d_h == 0 && score_has_hidden(c.score)) c.d_h = c.dim;
   // Output files are written after the run: refuse an unwritable path now, not after minutes of timing.
   for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--json", c.json}, {"--csv", c.csv}}) {
     if (path.empty()) continue;
@@ -238,7 +238,7 @@ int main(int argc, char** argv) try {
 
   // 2. Validate on the first n_val queries of head 0 (full keys; top-left causal rows are
   //    the same in the slice). Additive's plain-loop reference costs d_h (d_q + d_k) per pair.
-  const long n_val = std::min<long>(L, c.score == "additive" ? 8 : 64);
+  const long n_val = std::min<long>(L, score_has_hidden(c.score) ? 8 : 64);
   std::cerr << "[2/5] validating against the double reference on the first " << n_val << " queries\n";
   const Matrix Qv = Qs[0].topRows(n_val);
   const auto p64 = p32.cast<double>();
@@ -317,8 +317,8 @@ int main(int argc, char** argv) try {
 
   // 5. Report.
   const double pairs = c.causal ? 0.5 * L * (L + 1.0) : double(L) * L;
-  double flops = c.score == "additive" ? n_heads * (pairs * (3.0 * c.d_h + 2.0 * d) + 4.0 * L * d * c.d_h)
-                                       : n_heads * 4.0 * d * pairs;
+  // The score's own count (score/registry.hpp: score_flops) plus P V, 2 d per visible pair.
+  double flops = n_heads * (score_flops(c.score, ScoreShape{L, L, d, d}, pairs, c.d_h) + 2.0 * d * pairs);
   if (c.backward) flops *= 3.5;  // forward + backward (2.5x forward, FlashAttention's convention)
   const double gflops = flops / (fast_ms * 1e6);
   const std::string load_end = loadavg();

@@ -84,7 +84,7 @@ Config parse(int argc, char** argv) {
   const qkbench::Preset* p = qkbench::find_preset(c.preset);
   if (!p) die("unknown preset '" + c.preset + "' (known: " + qkbench::preset_names(", ") + ")");
   qkbench::apply_preset(*p, c);
-  if (c.score == "additive") c.check_rows = 4;  // its plain-loop reference costs d_h (d_q + d_k) per pair
+  if (score_has_hidden(c.score)) c.check_rows = 4;  // its plain-loop reference costs d_h (d_q + d_k) per pair
   for (const auto& [k, v] : opt) {
     if (k == "--preset") continue;
     else if (k == "--heads") c.heads = to_int(k, v);
@@ -103,7 +103,7 @@ Config parse(int argc, char** argv) {
       for (std::string t; std::getline(s, t, ',');) c.versions.push_back(to_int(k, t));
     } else die("unknown option '" + k + "' (see --help)");
   }
-  if (c.score == "additive") c.d_h = c.dim;
+  if (score_has_hidden(c.score)) c.d_h = c.dim;
   for (auto [name, v] : {std::pair{"--heads", c.heads}, {"--len", c.len}, {"--dim", c.dim}, {"--repeats", c.repeats},
                          {"--check-rows", c.check_rows}})
     if (v < 1) die(std::string(name) + " must be >= 1, got " + std::to_string(v));
@@ -198,7 +198,8 @@ int main(int argc, char** argv) try {
   cfg.score = c.score;
   cfg.mask.causal = c.causal;
   const double pairs = c.causal ? 0.5 * L * (L + 1.0) : double(L) * L;
-  const double flops = H * pairs * (c.score == "additive" ? 3.0 * c.d_h + 2.0 * d : 4.0 * d);
+  // The score's own count (score/registry.hpp: score_flops) plus P V, 2 d per visible pair.
+  const double flops = H * (score_flops(c.score, ScoreShape{L, L, d, d}, pairs, c.d_h) + 2.0 * d * pairs);
   std::cout << "preset " << c.preset << ": B=1 H=" << H << " L=" << L << " d=" << d
             << (c.d_h ? " d_h=" + std::to_string(c.d_h) : "") << (c.causal ? " causal" : "") << ", score " << c.score
             << ", " << c.repeats << " timed repeats\n";
@@ -283,7 +284,7 @@ int main(int argc, char** argv) try {
     }
     rows.push_back(row);
   }
-  if (c.baseline && c.score == "scaled_dot") {
+  if (c.baseline && c.score == score::ScaledDot::name) {  // the cuBLAS baseline computes scaled dot
     for (bool half : {false, true}) {
       Row row;
       row.impl = half ? "cuBLAS fp16 matmul-softmax-matmul" : "cuBLAS fp32 matmul-softmax-matmul";

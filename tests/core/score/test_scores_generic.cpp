@@ -147,3 +147,22 @@ TEMPLATE_LIST_TEST_CASE("every scoring function's gradients match finite differe
     }
   }
 }
+
+TEMPLATE_LIST_TEST_CASE("every scoring function states its FLOP count and whether it has a hidden width",
+                        "[score][registry]", ScoreFunctions) {
+  using F = TestType;
+  const ScoreShape s{5, 7, 4, 4};
+  // Affine in the number of pairs, with a positive cost per pair; the benchmarks divide by it.
+  const double f0 = F::flops(s, 0.0, 3), f1 = F::flops(s, 35.0, 3), f2 = F::flops(s, 70.0, 3);
+  CHECK(f1 > f0);
+  CHECK(f0 >= 0.0);
+  CHECK(f2 - f1 == Approx(f1 - f0));
+  CHECK(score_flops(F::name, s, 35.0, 3) == f1);
+  CHECK(F::flops(ScoreShape{5, 7, 4, 8}, 35.0, 3) > F::flops(ScoreShape{5, 7, 4, 4}, 35.0, 3));
+  // `hidden` says the truth: the seeded parameters' size follows d_h exactly when it is set.
+  const auto p3 = F::template init<float>(s, 3, 1), p6 = F::template init<float>(s, 6, 1);
+  const bool follows = p3.v.size() != p6.v.size() || p3.W_q.rows() != p6.W_q.rows();
+  CHECK(F::hidden == follows);
+  CHECK(score_has_hidden(F::name) == F::hidden);
+  CHECK((F::flops(s, 35.0, 6) > F::flops(s, 35.0, 3)) == F::hidden);
+}

@@ -23,6 +23,12 @@ struct Additive {
       R"(f(\mathbf q,\mathbf k)=\mathbf v^\top\tanh(W_q\mathbf q+W_k\mathbf k+\mathbf b))";
   static constexpr const char* params = "W_q,W_k,v,b";
   static constexpr bool same_dim = false;
+  static constexpr bool hidden = true;  // uses the hidden width d_h (params.v)
+  /// The projections W_q q and W_k k once per row (2 d_h (L_q d_q + L_k d_k)), then per pair
+  /// and hidden unit an add, a tanh and a multiply-add (counted as 3 d_h).
+  static double flops(const ScoreShape& s, double pairs, Eigen::Index d_h) {
+    return 2.0 * double(d_h) * double(s.L_q * s.d_q + s.L_k * s.d_k) + 3.0 * double(d_h) * pairs;
+  }
 
   static double default_scale(const ScoreShape&) { return 1.0; }
   template <class T>

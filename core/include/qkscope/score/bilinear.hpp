@@ -17,6 +17,11 @@ struct Bilinear {
   static constexpr const char* tex = R"(f(\mathbf q,\mathbf k)=\mathbf q^\top W\,\mathbf k)";
   static constexpr const char* params = "W";
   static constexpr bool same_dim = false;
+  static constexpr bool hidden = false;
+  /// The query rows multiplied by W once (2 L_q d_q d_k), then (q^T W) . k per pair (2 d_k).
+  static double flops(const ScoreShape& s, double pairs, Eigen::Index /*d_h*/) {
+    return 2.0 * double(s.L_q) * double(s.d_q) * double(s.d_k) + 2.0 * double(s.d_k) * pairs;
+  }
 
   static double default_scale(const ScoreShape&) { return 1.0; }
   template <class T>

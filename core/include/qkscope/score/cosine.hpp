@@ -22,6 +22,11 @@ struct Cosine {
       R"(f(\mathbf q,\mathbf k)=\frac{\mathbf q^\top\mathbf k}{\max(\lVert\mathbf q\rVert,\epsilon)\,\max(\lVert\mathbf k\rVert,\epsilon)})";
   static constexpr const char* params = "";
   static constexpr bool same_dim = true;
+  static constexpr bool hidden = false;
+  /// q . k per pair (2 d) plus the row norms (2 d per query and per key row).
+  static double flops(const ScoreShape& s, double pairs, Eigen::Index /*d_h*/) {
+    return 2.0 * double(s.d_k) * pairs + 2.0 * double(s.d_k) * double(s.L_q + s.L_k);
+  }
   /// Norm floor; 1e-8 like torch.nn.functional.cosine_similarity.
   static constexpr double eps = 1e-8;
 

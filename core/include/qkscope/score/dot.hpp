@@ -14,6 +14,9 @@ namespace qkscope::score {
 struct DotProduct {
   static constexpr bool same_dim = true;
   static constexpr const char* params = "";
+  static constexpr bool hidden = false;  // no hidden width d_h
+  /// Floating-point operations of the raw scores of `pairs` (q, k) pairs: q . k, 2 d_k each.
+  static double flops(const ScoreShape& s, double pairs, Eigen::Index /*d_h*/) { return 2.0 * double(s.d_k) * pairs; }
 
   template <class T>
   static void validate(const ScoreShape& s, const ScoreParams<T>&) {

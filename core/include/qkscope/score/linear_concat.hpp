@@ -19,6 +19,11 @@ struct LinearConcat {
       R"(f(\mathbf q,\mathbf k)=\mathbf w^\top[\mathbf q;\mathbf k]=\mathbf w_q^\top\mathbf q+\mathbf w_k^\top\mathbf k)";
   static constexpr const char* params = "w";
   static constexpr bool same_dim = false;
+  static constexpr bool hidden = false;
+  /// w_q . q and w_k . k once per row (2 (L_q d_q + L_k d_k)), then one add per pair.
+  static double flops(const ScoreShape& s, double pairs, Eigen::Index /*d_h*/) {
+    return 2.0 * double(s.L_q * s.d_q + s.L_k * s.d_k) + pairs;
+  }
 
   static double default_scale(const ScoreShape&) { return 1.0; }
   template <class T>

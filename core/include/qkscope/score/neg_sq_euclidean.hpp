@@ -26,6 +26,9 @@ struct NegSqEuclidean {
   static constexpr const char* tex = R"(f(\mathbf q,\mathbf k)=-\lVert\mathbf q-\mathbf k\rVert^2)";
   static constexpr const char* params = "";
   static constexpr bool same_dim = true;
+  static constexpr bool hidden = false;
+  /// -|q - k|^2: a subtract and a multiply-add per component and pair (3 d).
+  static double flops(const ScoreShape& s, double pairs, Eigen::Index /*d_h*/) { return 3.0 * double(s.d_k) * pairs; }
 
   static double default_scale(const ScoreShape& s) { return 1.0 / std::sqrt(double(s.d_k)); }
   template <class T>

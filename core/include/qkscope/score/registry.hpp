@@ -36,6 +36,7 @@ struct ScoreInfo {
   const char* tex;     // KaTeX formula of f(q, k)
   const char* params;  // comma-separated parameter names ("W_q,W_k,v,b"), "" for none
   bool same_dim;       // true when d_q must equal d_k
+  bool hidden;         // true when it has a hidden width d_h (its parameters' size)
 };
 
 /// The registry as data, in list order.
@@ -44,7 +45,8 @@ inline auto score_infos() {
       [](auto... f) {
         return std::array<ScoreInfo, sizeof...(f)>{
             ScoreInfo{decltype(f)::name, decltype(f)::label, decltype(f)::tex,
-                      decltype(f)::params, decltype(f)::same_dim}...};
+                      decltype(f)::params, decltype(f)::same_dim,
+                      decltype(f)::hidden}...};
       },
       ScoreFunctions{});
 }
@@ -73,6 +75,19 @@ decltype(auto) visit_score(std::string_view name, Fn&& fn) {
     R result = std::move(*out);  // by value: decltype(auto) of std::move(*out) would dangle
     return result;
   }
+}
+
+/// True when scoring function `name` has a hidden width d_h. Throws for an unknown name.
+inline bool score_has_hidden(std::string_view name) {
+  return visit_score(name, [](auto f) { return decltype(f)::hidden; });
+}
+
+/// Floating-point operations of the raw scores of scoring function `name` over `pairs` visible
+/// (query, key) pairs of a head of shape `s` (hidden width d_h where the function has one),
+/// per-row projections included; each function states its count (its `flops`). Used for the
+/// benchmarks' GFLOP/s. Throws std::invalid_argument for an unknown name.
+inline double score_flops(std::string_view name, const ScoreShape& s, double pairs, Eigen::Index d_h) {
+  return visit_score(name, [&](auto f) { return decltype(f)::flops(s, pairs, d_h); });
 }
 
 }  // namespace qkscope
