@@ -23,7 +23,7 @@ export const zh: Ch2Text = {
 - **双线性**，又称 general（Luong 等，2015），$q^\top W k$，其中 $W$ 是形状为 $d_q \times d_k$ 的可学习矩阵。查询和键的维度可以不同。$W = I$ 时它*就是*点积。代价：$L_q d_q d_k + L_q L_k d_k$（先把查询投影一次，再做点积）。
 - **加性**，又称 concat（Bahdanau 等，2015），$v^\top \tanh(W_q q + W_k k + b)$，隐藏层大小为 $d_h$。这些函数中表达能力最强，也最贵：需要 $L_q L_k d_h$ 次 $\tanh$ 运算。
 - **线性拼接**（无激活函数），$w^\top [q; k]$。看起来像去掉 $\tanh$ 的加性注意力，实际上比看起来弱得多，见本章最后一节。
-- **负欧氏距离平方**，$-\lVert q - k\rVert^2$：Kim、Papamakarios 与 Mnih（2021）分析的“L2 注意力”。没有参数；要求 $d_q = d_k$；与缩放点积一样，默认乘以 $1/\sqrt{d_k}$。离查询*最近*的键得分最高，而不是方向相同且最长的键。把平方展开：$-\lVert q - k\rVert^2 = 2\,q^\top k - \lVert q\rVert^2 - \lVert k\rVert^2$。$\lVert q\rVert^2$ 对同一行的所有键都相同，在 softmax 中被抵消；剩下的是两倍的缩放点积，加上对长键的惩罚项 $-\lVert k\rVert^2/\sqrt{d_k}$。Kim 等人正是看中这一项：在投影绑定 $W_Q = W_K$ 时，L2 自注意力是 Lipschitz 的（输入的有界变化只引起输出的有界变化），而点积自注意力在无界输入上不是 Lipschitz 的。
+- **负欧氏距离平方**，$-\lVert q - k\rVert^2$：Kim、Papamakarios 与 Mnih（2021）分析的“L2 注意力”。没有参数；要求 $d_q = d_k$；与缩放点积一样，默认乘以 $1/\sqrt{d_k}$。离查询*最近*的键得分最高，而不是方向相同且最长的键。把平方展开：$-\lVert q - k\rVert^2 = 2\,q^\top k - \lVert q\rVert^2 - \lVert k\rVert^2$。$\lVert q\rVert^2$ 对同一行的所有键都相同，在 softmax 中被抵消；剩下的是两倍的缩放点积，加上对长键的惩罚项 $-\lVert k\rVert^2/\sqrt{d_k}$。Kim 等人正是看中这一项：当查询与键共用投影矩阵（$W_Q = W_K$）时，L2 自注意力是 Lipschitz 的（输入的有界变化只引起输出的有界变化），而点积自注意力在无界输入上不是 Lipschitz 的。
 
 核心把这些函数放在同一个注册表里；下面的图按注册表的顺序列出其中的全部函数，公式也取自注册表。`,
     },

@@ -91,7 +91,7 @@ $$\Pr\Big[\arg\max_j (z_j + g_j) = i\Big] = \frac{e^{z_i}}{\sum_l e^{z_l}}.$$
     wrong: "不对。",
     questions: [
       {
-        q: "哪个归一化函数会给一些可见的键恰好为 0 的权重，同时几乎处处可导？",
+        q: "哪个归一化函数会给一些可见的键恰好为 0 的权重，同时几乎处处可微？",
         options: ["softmax", "sparsemax", "硬注意力"],
         answer: 1,
         why: "sparsemax 是到单纯形上的欧氏投影：低于阈值的键权重恰好为 0。softmax 给每个可见的键正的权重；硬注意力没有有用的梯度。",
