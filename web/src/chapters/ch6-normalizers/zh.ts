@@ -11,7 +11,7 @@ export const zh: Ch6Text = {
   id: 'ch6',
   kicker: '第 6 章',
   title: '归一化函数：软、硬、采样与稀疏',
-  lede: 'softmax 只是把一行 logit 变成权重的一种方法。另外四种方法用平滑性换取稀疏性或离散性，本章让它们在同样的几行数据上运行。',
+  lede: 'softmax 只是把一行 logit 变成权重的一种方法。另外四种方法或用平滑性换取稀疏性、离散性，或引入随机采样；本章让它们在同样的几行数据上运行。',
   sections: [
     {
       id: 'c6-five',
