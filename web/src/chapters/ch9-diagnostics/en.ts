@@ -97,7 +97,7 @@ One warning applies to all of this. Attention weights are **relative match stren
       ['Retrieval and vector search', 'Cosine similarity', 'Matches cosine / inner-product indexes (FAISS-style); norms do not dominate. Add a learned temperature: raw cosine logits are too flat.'],
       ['Graphs (GAT-style)', 'Additive-style score, adjacency as a mask', 'A small learned score per edge; non-edges get −∞ before the softmax. Prefer the additive form of GATv2: the original GAT score ranks neighbours the same way for every node (chapter 10).'],
     ],
-    after: 'Whatever you pick, keep a scaled-dot baseline with everything else fixed, and compare on a small ablation first: most claimed gains of exotic scoring functions shrink against a well-tuned baseline.',
+    after: 'Whatever you pick, keep a scaled-dot baseline with everything else fixed, and compare on a small ablation first: claimed gains of exotic scoring functions often shrink against a well-tuned baseline.',
   },
   quiz: {
     correct: "Right.",
