@@ -38,6 +38,10 @@ test('one panel per scoring function of the registry; cosine ties key 1 and key 
     // The alpha = 0 remark names the default alpha (the figure starts at 0.25, not 0).
     assert.match(await proseText(page, 'section-c2-differences'), /set α to 0 in Figure 2\.1 \(its default is 0\.25\)/);
     assert.match(await proseText(page, 'section-c2-params'), /and the reverse when v<0/);
+    // The zero difference is the alpha = 0 one; the panels start at the default alpha and differ.
+    assert.match(await proseText(page, 'section-c2-params'), /with α=0, the largest difference between the two is 0\. The figure starts at α=0\.25/);
+    const bil = await cells(page, 'c2-hm-bilinear');
+    assert.ok(bil.some((c, k) => Math.abs(c.value - dot[k].value) > 1e-3), 'at the default alpha the bilinear panel differs from the dot panel');
     // Rows of weights sum to 1.
     for (const r of rowsOf(await cells(page, 'c2-hm-additive'))) {
       const s = r.reduce((a, x) => a + Number(x), 0);

@@ -114,6 +114,15 @@ test('ALiBi: slopes 2^(-8h/H) for H = 8, interleaved for H = 12; the bias is -m|
     await fig.locator('[data-testid="c5-heads"]').fill('4');
     await page.waitForFunction(() => /c5\.head=4(&|$)/.test(location.search));
     assert.equal(await fig.locator('[data-testid="c5-slope-4"]').getAttribute('aria-pressed'), 'true');
+    // Powers of two: consecutive slopes differ by 2^(-8/H), which halves only for H = 8
+    // (the caption of Figure 5.2; docs/facts.md §5).
+    for (const H of [16, 4]) {
+      await fig.locator('[data-testid="c5-heads"]').fill(String(H));
+      await page.waitForFunction((H) => new RegExp(`c5\\.heads=${H}(&|$)`).test(location.search), H);
+      const s = await slopes();
+      assert.equal(s.length, H);
+      for (let k = 1; k < H; k++) assert.ok(Math.abs(s[k] / s[k - 1] - 2 ** (-8 / H)) < 1e-6, `H = ${H}: slope ${k + 1} / slope ${k}`);
+    }
     await fig.screenshot({ path: join(ARTIFACTS, 'ch5-alibi-desktop.png') });
     noProblems(problems);
   } finally {

@@ -72,6 +72,14 @@ test('large inputs over-focus every head, tau > 1 spreads them; cosine is diffus
     await page.waitForFunction(() => /c9\.score=cosine/.test(location.search) && !/c9\.tau/.test(location.search) && !/c9\.sigma/.test(location.search));
     const cos = await heads(page);
     assert.ok(cos.every((hd) => hd.verdict === 'diffuse'), `cosine: every head diffuse (${cos.map((x) => x.verdict)})`);
+    // The prose: cosine logits lie in [-1, 1], so at tau = 1 two weights of a row differ by at
+    // most e^2, and the largest weight of 8 keys is at most e^2 / (e^2 + 7) (docs/facts.md §9).
+    const cw = await cells(page, 'c9-weights');
+    for (let i = 0; i < 8; i++) {
+      const row = cw.filter((c) => c.i === i).map((c) => c.value);
+      assert.ok(Math.max(...row) / Math.min(...row) <= Math.exp(2) * (1 + 1e-3), `row ${i + 1}: ratio ${Math.max(...row) / Math.min(...row)} <= e^2`);
+    }
+    for (const c of await cells(page, 'c9-maxweight')) assert.ok(c.value <= Math.exp(2) / (Math.exp(2) + 7) + 1e-4, `cosine max weight ${c.value}`);
 
     await fig.locator('[data-testid="c9-heads-count"]').fill('2');
     await fig.locator('[data-testid="c9-l"]').fill('5');

@@ -1,6 +1,7 @@
 // tests/e2e/terms.test.mjs — the Chinese catalogs use one term per concept (the glossary
 // of docs/facts.md): 独热 (one-hot), 温度系数 (temperature), top-k, 有效支撑集大小
-// (effective support e^H), 加性 without the misleading "concat". Static: reads the sources.
+// (effective support e^H), 加性 without the misleading "concat", 被屏蔽 for masked, 并列 for
+// a tie, 几乎处处可微. Static: reads the sources.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
@@ -15,6 +16,9 @@ const FORBIDDEN = [
   [/加性（concat）/, '加性（Bahdanau）'],
   [/看点/, '观察要点'],
   [/去除这些/, '除以'],
+  [/被掩码|已掩码|完全掩码/, '被屏蔽 / 已屏蔽 / 整行被屏蔽 (the mask itself stays 掩码)'],
+  [/平局/, '并列 (a tie)'],
+  [/几乎处处可导/, '几乎处处可微'],
 ];
 
 async function zhCatalogs() {

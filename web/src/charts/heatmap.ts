@@ -47,6 +47,8 @@ const MIN_CELL = 18;
 /** Cells narrower than this print no number; below SMALL_CELL numbers use the smaller font. */
 const TEXT_CELL = 40;
 const SMALL_CELL = 54;
+/** Width of one printed character in em (tabular digits, minus sign), rounded up. */
+const CHAR_EM = 0.6;
 const LEFT = 64;
 const TOP = 44;
 const PAD = 6;
@@ -126,7 +128,14 @@ export class Heatmap {
     this.drawnWidth = this.width >= 0 ? this.width : this.el.clientWidth;
     const avail = this.drawnWidth > 0 ? this.drawnWidth : Heatmap.naturalWidth(cols);
     const CELL = (this.cell = Math.max(MIN_CELL, Math.min(66, Math.floor((avail - LEFT - PAD) / cols))));
-    const showText = showsText(rows, cols) && CELL >= TEXT_CELL;
+    // The font that fits the longest printed number ("−0.183" needs more room than "0.18"):
+    // 13.5 px, 11.5 px (small-text) or 10 px (tiny-text); numbers are left out when none fits
+    // (they stay in each cell's label and tooltip).
+    let longest = 0;
+    for (let k = 0; k < data.length; k++) longest = Math.max(longest, fixed(data[k]!, spec.decimals).length);
+    const fits = (px: number) => longest * px * CHAR_EM <= CELL - 6;
+    const font = CELL >= SMALL_CELL && fits(13.5) ? 'normal' : fits(11.5) ? 'small' : fits(10) ? 'tiny' : 'none';
+    const showText = showsText(rows, cols) && CELL >= TEXT_CELL && font !== 'none';
     const width = LEFT + cols * CELL + PAD;
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
@@ -137,7 +146,8 @@ export class Heatmap {
       .attr('height', height)
       .style('max-width', `${width}px`)
       .attr('aria-label', spec.label)
-      .classed('small-text', CELL < SMALL_CELL)
+      .classed('small-text', font === 'small')
+      .classed('tiny-text', font === 'tiny')
       .attr('data-rows', rows)
       .attr('data-cols', cols);
 

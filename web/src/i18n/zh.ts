@@ -44,7 +44,7 @@ export const zh: Catalog = {
     axisKey: '键',
     axisDim: '维度',
     cellLabel: '{row} {i}，{col} {j}：{value}',
-    maskedCell: '已掩码',
+    maskedCell: '已屏蔽',
     legendScore: '分数',
     legendWeight: '权重',
     legendValue: '数值',

@@ -34,6 +34,12 @@ function withCode(text: string): (Node | string)[] {
   return text.split('`').map((part, k) => (k % 2 ? h('code', { textContent: part }) : part));
 }
 
+/** A cell that names its column, for the stacked layout of narrow screens (style.css). */
+function labelled(td: HTMLElement, column: string): HTMLElement {
+  td.dataset.label = column;
+  return td;
+}
+
 /** The mask-polarity table. */
 export function polarityTable(t: Ch10Text): HTMLElement {
   const p = t.polarity;
@@ -42,7 +48,8 @@ export function polarityTable(t: Ch10Text): HTMLElement {
     h('caption', { textContent: p.caption }),
     h('thead', {}, h('tr', {}, ...[p.colApi, p.colArg, p.colMeaning, p.colShape].map((x) => h('th', { scope: 'col', textContent: x })))),
     h('tbody', {}, ...p.rows.map(([api, arg, meaning, shape]) =>
-      h('tr', {}, h('th', { scope: 'row', textContent: api! }), h('td', {}, h('code', { textContent: arg! })), h('td', {}, ...withCode(meaning!)), h('td', {}, ...withCode(shape!))))));
+      h('tr', {}, h('th', { scope: 'row', textContent: api! }), labelled(h('td', {}, h('code', { textContent: arg! })), p.colArg),
+        labelled(h('td', {}, ...withCode(meaning!)), p.colMeaning), labelled(h('td', {}, ...withCode(shape!)), p.colShape)))));
   const box = h('div', { className: 'table-scroll', tabIndex: 0 }, table);
   box.setAttribute('role', 'region');
   box.setAttribute('aria-label', p.caption);

@@ -54,7 +54,7 @@ export const zh: Ch10Text = {
     {
       id: 'c10-normalizers',
       title: '归一化函数，以及没有键的行',
-      body: r`带温度系数的 softmax 先减去行最大值，再除以 $\tau$（只除一次），然后取指数；硬注意力是 argmax 的独热向量，平局时取下标最小的键；sparsemax 把 $z/\tau$ 投影到单纯形上（Martins 与 Astudillo 2016，算法 1）；top-k softmax 只保留最大的 $k$ 个 logit。对于看不到任何键的行，这些函数都给出全 0 的权重，而直接调用 torch.softmax 会得到 NaN（$0/0$）。第 6 章的 Gumbel-softmax 没有放在这里：它的噪声是随机的，无法与核心逐个数值地比对。`,
+      body: r`带温度系数的 softmax 先减去行最大值，再除以 $\tau$（只除一次），然后取指数；硬注意力是 argmax 的独热向量，并列时取下标最小的键；sparsemax 把 $z/\tau$ 投影到单纯形上（Martins 与 Astudillo 2016，算法 1）；top-k softmax 只保留最大的 $k$ 个 logit。对于看不到任何键的行，这些函数都给出全 0 的权重，而直接调用 torch.softmax 会得到 NaN（$0/0$）。第 6 章的 Gumbel-softmax 没有放在这里：它的噪声是随机的，无法与核心逐个数值地比对。`,
     },
     {
       id: 'c10-maxshift',

@@ -54,7 +54,7 @@ with a fixed slope $m_h$ for head $h$. Nothing is learned. Heads with a large sl
 
 $$m_h = 2^{-8h/H}, \qquad h = 1, \dots, H.$$
 
-For $H = 8$ this gives $\tfrac12, \tfrac14, \dots, \tfrac1{256}$. When $H$ is not a power of two, the authors' construction takes the $2^{\lfloor \log_2 H \rfloor}$ slopes of the nearest smaller power of two and fills the remaining heads with every other slope of the construction for twice that number, so the new slopes fall between the existing ones. For $H = 12$ the list is
+For $H = 8$ this gives $\tfrac12, \tfrac14, \dots, \tfrac1{256}$. When $H$ is not a power of two, the authors' construction takes the $2^{\lfloor \log_2 H \rfloor}$ slopes of the nearest smaller power of two and fills the remaining heads with every other slope of the construction for twice that number: the odd powers of $2^{-4/p}$ for $p = 2^{\lfloor \log_2 H \rfloor}$, which sit halfway, on a log scale, between consecutive slopes of the first list (the first of them above its largest). For $H = 12$ the list is
 
 $$ {{slopes12}}$$
 
@@ -87,7 +87,7 @@ In Figure 5.4, tick edges to build the graph. Each node's row of weights spreads
 
 $$s \leftarrow c \tanh(s / c).$$
 
-For $\lvert s \rvert \ll c$ this is almost the identity; large scores are squeezed toward $\pm c$, so no logit can exceed $c$ in size and the gaps between large logits shrink. Gemma 2 uses $c = 50$ for attention logits. qkscope applies the cap right after the scale, before bias and mask. Figure 5.5 draws the cap curve, computed by the core, and its effect on a row of large logits.`,
+For $\lvert s \rvert \ll c$ this is almost the identity; large scores are squeezed toward $\pm c$, so no capped score can exceed $c$ in size and the gaps between large logits shrink. Gemma 2 uses $c = 50$ for attention logits. qkscope applies the cap right after the scale, before bias and mask. Figure 5.5 draws the cap curve, computed by the core, and its effect on a row of large logits.`,
     },
     {
       id: 'c5-empty',
@@ -103,8 +103,8 @@ Many implementations avoid $-\infty$ by filling masked scores with a large negat
 - $-10^9$ does not fit in float16 (largest magnitude 65504): it is stored as $-\infty$, and the NaN is back. PyTorch's masked_fill refuses the value for float16 with an overflow error.
 - In bfloat16 the same constant is rounded to $ {{bf16}}$: finite, so no NaN.
 - A finite fill written with masked_fill (which *replaces* the masked scores), $-10^4$ or the dtype's most negative value (torch.finfo(dtype).min), never gives NaN, but a fully masked row then becomes *uniform* over the masked keys: the query silently attends to padding.
-- The same finfo.min used as an *additive* mask, scores $+$ finfo(float16).min computed in float16, is not safe: a score below about $-16$ pushes the sum past $-65504$, it rounds to $-\infty$, and a fully masked row is NaN again. Live from the core, in float16: the masked row $ {{addScores}}$ plus $-65504$ is stored as $ {{addLogits}}$ and its softmax is $ {{addWeights}}$. With the milder scores $ {{mildScores}}$ the sums round back to $-65504$ and the row is uniform: $ {{mildWeights}}$.
-- A finite fill that is too small in size, such as $-10^4$, can lose to real scores that are themselves very negative.
+- The same finfo.min used as an *additive* mask, scores $+$ finfo(float16).min computed in float16, is not safe: a score of $-16$ or below pushes the sum to $-65520$ or beyond, which rounds to $-\infty$ (the tie at $-65520$ rounds to even, $-65536$, out of range), and a fully masked row is NaN again. Live from the core, in float16: the masked row $ {{addScores}}$ plus $-65504$ is stored as $ {{addLogits}}$ and its softmax is $ {{addWeights}}$. With the milder scores $ {{mildScores}}$ the sums round back to $-65504$ and the row is uniform: $ {{mildWeights}}$.
+- A finite fill that is too small in size, such as $-10^4$, can be larger than real scores that are themselves very negative, and then the masked keys outweigh the real ones.
 
 The safe recipe is the one qkscope uses: keep scores and softmax in float32 even for float16 or bfloat16 inputs (mixed precision), subtract the row maximum before exponentiating, mask with $-\infty$, and handle empty rows explicitly. Figure 5.6 runs the careless recipe in each dtype and with each fill value, next to the safe one.`,
     },
@@ -132,7 +132,7 @@ The safe recipe is the one qkscope uses: keep scores and softmax in float32 even
   },
   figAlibi: {
     title: 'Figure 5.2. ALiBi slopes and the bias of one head',
-    caption: r`The slopes halve from head to head (for a power of two), and a steeper slope concentrates the weights on the nearest keys; a gentle slope leaves them almost uniform over the visible past.`,
+    caption: r`For $H$ a power of two each slope is the previous one times $2^{-8/H}$ (halving for $H = 8$); a steeper slope concentrates the weights on the nearest keys; a gentle slope leaves them almost uniform over the visible past.`,
     heads: 'Number of heads H',
     head: 'Head h',
     slopeList: 'Slopes m₁ … m_H (select a head)',

@@ -11,7 +11,7 @@ export const en = {
   id: 'ch6',
   kicker: 'Chapter 6',
   title: 'Normalizers: soft, hard, sampled, sparse',
-  lede: 'Softmax is one way to turn a row of logits into weights. Four others trade smoothness for sparsity or discreteness, and they all run here on the same rows.',
+  lede: 'Softmax is one way to turn a row of logits into weights. Four others trade smoothness for sparsity or discreteness, or add random sampling, and they all run here on the same rows.',
   sections: [
     {
       id: 'c6-five',

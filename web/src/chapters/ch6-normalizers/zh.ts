@@ -11,7 +11,7 @@ export const zh: Ch6Text = {
   id: 'ch6',
   kicker: '第 6 章',
   title: '归一化函数：软、硬、采样与稀疏',
-  lede: 'softmax 只是把一行 logit 变成权重的一种方法。另外四种方法用平滑性换取稀疏性或离散性，本章让它们在同样的几行数据上运行。',
+  lede: 'softmax 只是把一行 logit 变成权重的一种方法。另外四种方法或用平滑性换取稀疏性、离散性，或引入随机采样；本章让它们在同样的几行数据上运行。',
   sections: [
     {
       id: 'c6-five',
@@ -91,7 +91,7 @@ $$\Pr\Big[\arg\max_j (z_j + g_j) = i\Big] = \frac{e^{z_i}}{\sum_l e^{z_l}}.$$
     wrong: "不对。",
     questions: [
       {
-        q: "哪个归一化函数会给一些可见的键恰好为 0 的权重，同时几乎处处可导？",
+        q: "哪个归一化函数会给一些可见的键恰好为 0 的权重，同时几乎处处可微？",
         options: ["softmax", "sparsemax", "硬注意力"],
         answer: 1,
         why: "sparsemax 是到单纯形上的欧氏投影：低于阈值的键权重恰好为 0。softmax 给每个可见的键正的权重；硬注意力没有有用的梯度。",

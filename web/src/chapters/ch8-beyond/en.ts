@@ -103,7 +103,7 @@ The third figure computes both with qkscope's forward(), top-k with the topk_sof
   },
   fig3: {
     title: 'Figure 8.3. Top-k and sliding-window sparsity against full softmax',
-    caption: r`Top-k keeps the largest weights, so a small $k$ already gives a small error; but it still scores every pair. The window scores only the pairs it keeps, and global tokens let information cross the whole sequence. Both reach zero error when nothing is dropped ($k = L$, or $w = L - 1$). The chart traces error against the fraction of pairs kept for every $k$ and every $w$ (with the current number of global tokens); the marker is the current setting.`,
+    caption: r`Top-k keeps the largest weights, so on these inputs its error is lower than the window's at every fraction of pairs kept; but it still scores every pair. The window scores only the pairs it keeps, and global tokens let information cross the whole sequence. Both reach zero error when nothing is dropped ($k = L$, or $w = L - 1$). The chart traces error against the fraction of pairs kept for every $k$ and every $w$ (with the current number of global tokens); the marker is the current setting.`,
     pattern: 'Pattern',
     topk: 'Top-k',
     window: 'Window + global',

@@ -31,7 +31,7 @@ Because $\log L_k$ changes with the sequence length, compare entropies across le
 
 - Raise the input scale $\sigma$: logits grow like $\sigma^2$, rows collapse onto one key, and the entropy map goes dark.
 - Then raise the temperature $\tau$ above 1: the rows spread out again.
-- Switch to cosine similarity: its logits are confined to $[-1, 1]$, so two weights of a row differ by a factor of at most $e^2 \approx 7.4$, and the rows stay close to uniform whatever the input scale.
+- Switch to cosine similarity: its logits are confined to $[-1, 1]$, so at $\tau = 1$ two weights of a row differ by a factor of at most $e^2 \approx 7.4$ ($e^{2/\tau}$ in general), and the rows stay close to uniform whatever the input scale.
 - Switch to plain dot product: without the $1/\sqrt{d_k}$ factor the rows are sharper than with scaled dot.`,
     },
     {
@@ -97,7 +97,7 @@ One warning applies to all of this. Attention weights are **relative match stren
       ['Retrieval and vector search', 'Cosine similarity', 'Matches cosine / inner-product indexes (FAISS-style); norms do not dominate. Add a learned temperature: raw cosine logits are too flat.'],
       ['Graphs (GAT-style)', 'Additive-style score, adjacency as a mask', 'A small learned score per edge; non-edges get −∞ before the softmax. Prefer the additive form of GATv2: the original GAT score ranks neighbours the same way for every node (chapter 10).'],
     ],
-    after: 'Whatever you pick, keep a scaled-dot baseline with everything else fixed, and compare on a small ablation first: most claimed gains of exotic scoring functions shrink against a well-tuned baseline.',
+    after: 'Whatever you pick, keep a scaled-dot baseline with everything else fixed, and compare on a small ablation first: claimed gains of exotic scoring functions often shrink against a well-tuned baseline.',
   },
   quiz: {
     correct: "Right.",
