@@ -1,0 +1,39 @@
+/**
+ * Chapter 11, "Train it yourself": an ablation of scoring functions. One tiny attention-only
+ * model per chosen function (the core's trainer, docs/training.md) is trained side by side on
+ * a generated task from the core's task registry, in the page's Web Worker; live held-out
+ * curves, attention maps and a results table (Figure 11.1). Facts: docs/facts.md §11b.
+ * State in the URL under "c11.".
+ */
+import { defineChapter } from '../types';
+import { quiz } from '../shared/quiz';
+import { h, testId } from '../shared/dom';
+import { fill } from '../../i18n';
+import type { TaskInfo } from '@qkscope/wasm';
+import { makeSpec, normalize } from './model';
+import { trainBackend } from './runner';
+import { trainFigure } from './figure-train';
+import { en, type Ch11Text } from './en';
+import { zh } from './zh';
+import './style.css';
+
+export default defineChapter<Ch11Text>({
+  id: 'ch11',
+  ns: 'c11',
+  text: { en, zh },
+  render(ctx, view) {
+    view.section('c11-check').append(quiz('c11-quiz', ctx.t.quiz));
+    const slot = view.section('c11-run');
+    const waiting = testId(h('p', { className: 'hint', textContent: ctx.t.loading }), 'c11-loading');
+    slot.append(waiting);
+    const backend = trainBackend(ctx.qk);
+    // The task registry lives in the training module (loaded in the worker, or here without one).
+    void backend.train<readonly TaskInfo[]>({ op: 'tasks' }).then((tasks) => {
+      if (!waiting.isConnected) return;  // the page was rebuilt meanwhile (language switch)
+      const store = ctx.state(makeSpec(tasks.map((x) => x.name), ctx.qk.scoreFunctions.map((f) => f.name), ctx.qk.normalizers.map((n) => n.name)), normalize);
+      waiting.replaceWith(trainFigure(ctx, store, tasks, backend));
+    }, (e: unknown) => {
+      waiting.textContent = fill(ctx.t.loadFailed, { message: e instanceof Error ? e.message : String(e) });
+    });
+  },
+});
