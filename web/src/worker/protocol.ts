@@ -77,8 +77,9 @@ export interface TrainProgress {
   diverged: boolean;
   /** Why the run stopped (empty unless diverged). */
   message: string;
-  /** Attention weights (L, L) of the requested view, row-major. */
-  attention: { rows: number; cols: number; data: Float32Array };
+  /** Attention weights (L, L) of the requested view, row-major; null when the core could not compute them (attentionError says why). */
+  attention: { rows: number; cols: number; data: Float32Array } | null;
+  attentionError: string;
   /** Tokens and targets (-1: not an answer position) of the viewed example. */
   tokens: Int32Array;
   targets: Int32Array;

@@ -80,11 +80,16 @@ export class TrainRuns {
 
   private progress(t: Trainer, losses: Float64Array, evals: TrainEval[], stepMs: number, view: TrainView): TrainProgress {
     const s = t.state();
-    const a = t.attention(view.example, view.layer, view.head);
-    const ex = t.example(view.example);
-    return {
-      steps: s.steps, losses, evals, stepMs, diverged: s.diverged, message: s.message,
-      attention: { rows: a.rows, cols: a.cols, data: a.data }, tokens: ex.tokens, targets: ex.targets,
-    };
+    const ex = t.example(view.example);  // a bad example throws the core's RangeError
+    let attention: TrainProgress['attention'] = null;
+    let attentionError = '';
+    try {
+      const a = t.attention(view.example, view.layer, view.head);
+      attention = { rows: a.rows, cols: a.cols, data: a.data };
+    } catch (e) {
+      // Parameters grown past float32 (a run about to diverge) overflow the scores: no map, and why.
+      attentionError = e instanceof Error ? e.message : String(e);
+    }
+    return { steps: s.steps, losses, evals, stepMs, diverged: s.diverged, message: s.message, attention, attentionError, tokens: ex.tokens, targets: ex.targets };
   }
 }

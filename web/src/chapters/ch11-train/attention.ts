@@ -75,11 +75,12 @@ export class AttentionPanels {
       if (!p || !r.last || p.drawn === r.last) return;
       p.drawn = r.last;
       const a = r.last.attention;
-      const finite = a.data.every(Number.isFinite);
-      p.note.hidden = !r.diverged;
-      p.note.textContent = r.diverged ? fill(t.divergedNote, { message: r.message ? coreMessage(this.ctx.lang, r.message) : t.notFinite }) : '';
+      const finite = a !== null && a.data.every(Number.isFinite);
+      p.note.hidden = !r.diverged && finite;
+      p.note.textContent = r.diverged ? fill(t.divergedNote, { message: r.message ? coreMessage(this.ctx.lang, r.message) : t.notFinite })
+        : finite ? '' : fill(t.noMap, { message: coreMessage(this.ctx.lang, r.last.attentionError || t.notFinite) });
       p.map.el.hidden = !finite;
-      if (finite) {
+      if (a && finite) {
         p.map.update({
           values: a, palette: 'unit', decimals: 2, rowAxis: c.axisQuery, colAxis: c.axisKey,
           label: fill(t.mapLabel, { name: scoreLabel(this.ctx, r.score), steps: r.steps }),

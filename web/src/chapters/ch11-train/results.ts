@@ -51,7 +51,7 @@ export class ResultsTable {
       const last = r.evals.at(-1);
       const to95 = stepsToTarget(r.evals);
       set(c.to95, to95 === null ? '–' : String(to95));
-      set(c.loss, last ? fixed(last.loss, 3) : '–');
+      set(c.loss, last ? (Math.abs(last.loss) < 1000 ? fixed(last.loss, 3) : sig(last.loss, 3)) : '–');
       set(c.acc, last ? fixed(last.tokenAccuracy, 3) : '–');
       set(c.ms, r.steps ? sig(r.stepMs / r.steps, 2) : '–');
       set(c.state, r.diverged ? fill(t.stateDiverged, { message: r.message ? coreMessage(this.ctx.lang, r.message) : t.notFinite })
