@@ -149,7 +149,7 @@ test('bad settings are rejected with a message; a diverging run says so and draw
     assert.doesNotMatch(await page.evaluate(() => location.search), /c11\.lr/, 'a rejected rate never reaches the URL');
 
     // Divergence: bilinear scores overflow at an absurd learning rate (docs/facts.md §11b).
-    await page.goto(`${env.server.url}?c11.task=reverse&c11.scores=scaled_dot,bilinear&c11.lr=1e8&c11.steps=30#ch11`);
+    await page.goto(`${env.server.url}?c11.task=reverse&c11.scores=scaled_dot,bilinear&c11.lr=1e8&c11.steps=100#ch11`);
     await waitReady(page);
     await ready(page);
     await trainAndWait(page);
@@ -160,6 +160,12 @@ test('bad settings are rejected with a message; a diverging run says so and draw
     assert.match(await page.locator('[data-testid="c11-loss"]').textContent(), /Bilinear.*\(diverged\)/);
     const ds = await page.locator('[data-testid="c11-loss"] path.line[data-series], [data-testid="c11-accuracy"] path.line[data-series]').evaluateAll((ps) => ps.map((p) => p.getAttribute('d')).join(' '));
     assert.doesNotMatch(ds, /NaN|Infinity/);
+    // The same on the Chinese page: the core's divergence message in Chinese.
+    await page.click('[data-testid="lang-zh"]');
+    await page.waitForFunction(() => document.getElementById('ch11-title')?.textContent === '亲手训练');
+    await ready(page);
+    await trainAndWait(page);
+    assert.match(await page.locator('[data-testid="c11-row-bilinear"] td.c11-state').textContent(), /^发散：训练在第 \d+ 步发散：分数溢出/);
     noProblems(problems);
   } finally {
     await close();

@@ -66,8 +66,15 @@ export function trainFigure(ctx: Ctx, store: Store<Ch11Spec>, tasks: readonly Ta
     return fill(text, { pct, steps });
   };
 
+  let attached = false;
   const onUpdate = (s: TrainSession) => {
     if (s !== session) return;
+    // The reader left the page (another chapter, a language switch): stop training there.
+    if (!frame.el.isConnected) {
+      if (attached) stop();
+      return;
+    }
+    attached = true;
     drawCharts(s);
     attention.update(s);
     results.update(s);

@@ -27,6 +27,9 @@ export default defineChapter<Ch11Text>({
     const waiting = testId(h('p', { className: 'hint', textContent: ctx.t.loading }), 'c11-loading');
     slot.append(waiting);
     const backend = trainBackend(ctx.qk);
+    // Runs of an earlier build of this page (before a language switch or a visit to another
+    // chapter) are dropped: their loop stops at its next request, their memory is freed.
+    void backend.train({ op: 'drop' }).catch(() => undefined);
     // The task registry lives in the training module (loaded in the worker, or here without one).
     void backend.train<readonly TaskInfo[]>({ op: 'tasks' }).then((tasks) => {
       if (!waiting.isConnected) return;  // the page was rebuilt meanwhile (language switch)
