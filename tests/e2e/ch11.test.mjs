@@ -196,6 +196,10 @@ test('URL round-trip, the Chinese page (core errors in Chinese), hostile values'
       assert.equal(await page.locator(tid('c11-lr')).inputValue(), '0.005');
       assert.equal(await page.locator(tid('c11-causal')).isChecked(), true);
     };
+    // The checks for understanding: the formula of the right answer is typeset (no stray escape).
+    assert.match(await page.locator('label[for="c11-quiz-q0-o1"]').textContent(), /w_q\^⊤|⊤/);
+    await page.locator('[data-testid="c11-quiz-q0-o1"]').check();
+    assert.equal(await page.locator('[data-testid="c11-quiz-q0-feedback"]').getAttribute('data-right'), 'true');
     await page.reload();
     await waitReady(page);
     await ready(page);

@@ -56,7 +56,7 @@ The table gives, per function, the first evaluated step at which held-out token 
         q: 'On associative recall, linear concat stays near chance however long it trains. Why?',
         options: [
           'Its learning rate is too small',
-          'Its score $w_q^\top q + w_k^\top k$ ranks the keys the same way for every query',
+          r`Its score $w_q^\top q + w_k^\top k$ ranks the keys the same way for every query`,
           'It has too few parameters to store the pairs',
         ],
         answer: 1,
@@ -78,7 +78,7 @@ The table gives, per function, the first evaluated step at which held-out token 
   loadFailed: 'The training module could not be loaded: {message}',
   fig: {
     title: 'Figure 11.1. Training one model per scoring function',
-    caption: r`On recall, linear concat's accuracy stays low while scaled dot and additive climb: its weights cannot depend on the query. On reversal, the maps of the functions that learn turn into an anti-diagonal over the input positions.`,
+    caption: r`On recall, linear concat's accuracy stays low while scaled dot and additive climb: its weights cannot depend on the query, and without the causal mask its attention map repeats one row for every query. On reversal, the maps of the functions that learn turn into an anti-diagonal over the input positions.`,
     task: 'Task',
     tasks: { reverse: 'Reversal', recall: 'Associative recall', copy: 'Copy' } as Record<string, string>,
     scores: 'Scoring functions',
