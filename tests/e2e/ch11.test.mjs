@@ -20,7 +20,9 @@ const tid = (id) => `${FIG} [data-testid="${id}"]`;
 const QUICK = '?c11.task=reverse&c11.scores=scaled_dot,linear_concat&c11.steps=40';
 
 const status = (page) => page.locator(tid('c11-status')).getAttribute('data-status');
+/** The figure loads the training module once it comes near the viewport: scroll there and wait. */
 async function ready(page) {
+  await page.locator('[data-testid="c11-loading"], [data-testid="figure-c11-train"]').first().scrollIntoViewIfNeeded();
   await page.locator(tid('c11-train')).waitFor({ timeout: 30000 });
 }
 async function trainAndWait(page, timeout = 120000) {
@@ -175,7 +177,12 @@ test('bad settings are rejected with a message; a diverging run says so and draw
 test('URL round-trip, the Chinese page (core errors in Chinese), hostile values', async () => {
   const { page, problems, close } = await env.open('#ch11');
   try {
+    const requests = [];
+    page.on('request', (r) => requests.push(r.url()));  // the worker's requests too
+    await page.waitForTimeout(500);
+    assert.deepEqual(requests.filter((u) => /qkscope_train/.test(u)), [], 'the training module is not loaded before its figure comes near the viewport');
     await ready(page);
+    assert.ok(requests.some((u) => /qkscope_train.*\.wasm/.test(u)), `then it is: ${requests}`);
     await page.locator(tid('c11-task')).selectOption('copy');
     await page.locator(tid('c11-score-dot')).check();
     await page.locator(tid('c11-score-additive')).uncheck();

@@ -16,6 +16,11 @@ export class TrainRuns {
 
   /** Runs one operation; bad options reject with the core's RangeError. */
   async run(op: TrainOp): Promise<unknown> {
+    if (op.op === 'drop') {  // needs no module: dropping before the first run loads nothing
+      if (op.run === undefined) for (const name of [...this.runs.keys()]) this.drop(name);
+      else this.drop(op.run);
+      return null;
+    }
     const tr: QkScopeTrain = await this.qk.train();
     switch (op.op) {
       case 'tasks':
@@ -33,10 +38,6 @@ export class TrainRuns {
         return this.step(this.get(op.run), op.steps, op.evalEvery, op.budgetMs, op.view, op.total);
       case 'view':
         return this.progress(this.get(op.run), new Float64Array(0), [], 0, op.view);
-      case 'drop':
-        if (op.run === undefined) for (const name of [...this.runs.keys()]) this.drop(name);
-        else this.drop(op.run);
-        return null;
       default:
         throw new RangeError(`train: unknown operation '${String((op as { op: unknown }).op)}' (known: tasks, check, create, step, view, drop)`);
     }

@@ -30,13 +30,16 @@ export default defineChapter<Ch11Text>({
     // Runs of an earlier build of this page (before a language switch or a visit to another
     // chapter) are dropped: their loop stops at its next request, their memory is freed.
     void backend.train({ op: 'drop' }).catch(() => undefined);
-    // The task registry lives in the training module (loaded in the worker, or here without one).
-    void backend.train<readonly TaskInfo[]>({ op: 'tasks' }).then((tasks) => {
-      if (!waiting.isConnected) return;  // the page was rebuilt meanwhile (language switch)
-      const store = ctx.state(makeSpec(tasks.map((x) => x.name), ctx.qk.scoreFunctions.map((f) => f.name), ctx.qk.normalizers.map((n) => n.name)), normalize);
-      waiting.replaceWith(trainFigure(ctx, store, tasks, backend));
-    }, (e: unknown) => {
-      waiting.textContent = fill(ctx.t.loadFailed, { message: e instanceof Error ? e.message : String(e) });
+    // The training module (and with it the task registry) loads once the figure comes near
+    // the viewport: a reader who only reads the prose never downloads it.
+    ctx.whenVisible(waiting, () => {
+      void backend.train<readonly TaskInfo[]>({ op: 'tasks' }).then((tasks) => {
+        if (!waiting.isConnected) return;  // the page was rebuilt meanwhile (language switch)
+        const store = ctx.state(makeSpec(tasks.map((x) => x.name), ctx.qk.scoreFunctions.map((f) => f.name), ctx.qk.normalizers.map((n) => n.name)), normalize);
+        waiting.replaceWith(trainFigure(ctx, store, tasks, backend));
+      }, (e: unknown) => {
+        waiting.textContent = fill(ctx.t.loadFailed, { message: e instanceof Error ? e.message : String(e) });
+      });
     });
   },
 });
