@@ -86,7 +86,7 @@ The table gives, per function, the first evaluated step at which held-out token 
     normalizer: 'Normalizer',
     normalizerNames: {} as Record<string, string>,
     causal: 'Causal mask',
-    length: 'Sequence length L',
+    length: 'Length L',
     layers: 'Layers',
     heads: 'Heads',
     steps: 'Steps',
