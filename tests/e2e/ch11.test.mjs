@@ -262,6 +262,68 @@ test('URL round-trip, the Chinese page (core errors in Chinese), hostile values'
   }
 });
 
+test('attention over real text: the shipped character models, live on input, only what changed is redrawn', async () => {
+  const TEXT = '[data-testid="figure-c11-text"]';
+  const { page, problems, close } = await env.open('#c11-text');
+  try {
+    const qk = await loadCore();
+    await page.locator(TEXT).scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelector('[data-testid="figure-c11-text"]')?.dataset.ready === 'true', null, { timeout: 30000 });
+    assert.deepEqual(await page.$$eval(`${TEXT} [data-testid="c11-text-score"] option`, (os) => os.map((o) => o.value)), qk.scoreFunctions.map((f) => f.name));
+    const weights = JSON.parse(await readFile(join(repoRoot, 'web/public/train-models/devil-scaled_dot.json'), 'utf8'));
+    const strips = page.locator(`${TEXT} svg.c11-strip`);
+    assert.equal(await strips.count(), weights.layers * weights.heads, 'one strip per layer and head');
+    assert.match(await page.locator('[data-testid="c11-text-reads"]').textContent(), /\(32 of at most 32 characters\)/);
+    // The same prediction as the module's own CharModel on the page's text.
+    const tr = await qk.train({ wasmBinary: await readFile(join(repoRoot, 'wasm/dist/qkscope_train.wasm')) });
+    const m = tr.loadCharModel(weights);
+    const probs = async () => page.locator('[data-testid="c11-text-top"] li:not([hidden])').evaluateAll((ls) => ls.map((l) => [l.dataset.char, Number(l.querySelector('.c11-top-p').textContent)]));
+    try {
+      await page.locator('[data-testid="c11-text-input"]').fill('Love, n. A temporary insanity curable by marriage');
+      // The model reads the last 32 characters, lower-cased.
+      await page.waitForFunction(() => /“ary insanity curable by marriage”/.test(document.querySelector('[data-testid="c11-text-reads"]').textContent));
+      const p = m.predict('Love, n. A temporary insanity curable by marriage');
+      const row = Array.from(p.next.data.slice((p.text.length - 1) * p.next.cols));
+      const best = row.indexOf(Math.max(...row));
+      const top = await probs();
+      assert.equal(top.length, 5);
+      assert.equal(top[0][0], weights.vocabulary[best]);
+      assert.ok(Math.abs(top[0][1] - row[best]) < 1e-3);
+      for (let k = 1; k < top.length; k++) assert.ok(top[k][1] <= top[k - 1][1], 'sorted');
+      const bars = await page.locator('[data-testid="c11-strip-1-0"] rect.c11-bar').evaluateAll((rs) => rs.map((r) => Number(r.dataset.value)));
+      const a = p.attention(1, 0);
+      const n = p.text.length;
+      bars.forEach((v, j) => assert.ok(Math.abs(v - a.data[(n - 1) * n + j]) < 1e-4, `layer 2, head 1, key ${j}`));
+    } finally {
+      m.delete();
+    }
+    // Typing fast: every keystroke asks, only the newest text is shown in the end.
+    await page.locator('[data-testid="c11-text-input"]').fill('');
+    await page.locator('[data-testid="c11-text-input"]').pressSequentially('the cat', { delay: 0 });
+    await page.waitForFunction(() => /“the cat” \(7 of/.test(document.querySelector('[data-testid="c11-text-reads"]').textContent));
+    assert.equal(await page.locator('[data-testid="c11-strip-0-0"] text').count(), 7);
+    // A new query position moves the bars only: the characters are the same nodes.
+    await page.evaluate(() => document.querySelector('[data-testid="c11-strip-0-0"] text').setAttribute('data-mark', 'kept'));
+    const before = await page.locator('[data-testid="c11-strip-0-0"] rect.c11-bar').evaluateAll((rs) => rs.map((r) => r.dataset.value).join());
+    await page.locator('[data-testid="c11-text-query"]').fill('3');
+    await page.waitForFunction(() => /c11\.tq=3/.test(location.search) || document.querySelector('[data-testid="c11-text-query"]').value === '3');
+    await page.waitForFunction((b) => [...document.querySelectorAll('[data-testid="c11-strip-0-0"] rect.c11-bar')].map((r) => r.dataset.value).join() !== b, before);
+    assert.equal(await page.locator('[data-testid="c11-strip-0-0"] text[data-mark="kept"]').count(), 1);
+    assert.match(await page.locator('[data-testid="c11-text-top"]').evaluate((e) => e.previousElementSibling.textContent), /after position 3 \(“e”\)/);
+    // Another model: the URL follows, the bars change.
+    const dotBefore = await page.locator('[data-testid="c11-strip-1-1"] rect.c11-bar').evaluateAll((rs) => rs.map((r) => r.dataset.value).join());
+    await page.locator('[data-testid="c11-text-score"]').selectOption('linear_concat');
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('c11.tscore') === 'linear_concat');
+    await page.waitForFunction((b) => [...document.querySelectorAll('[data-testid="c11-strip-1-1"] rect.c11-bar')].map((r) => r.dataset.value).join() !== b, dotBefore);
+    const files = await checkExports(page, 'figure-c11-text');
+    assert.match(files.csv.bytes.toString('utf8'), /^matrix,query,key,value\r\nlayer1_head1,/);
+    await page.locator(TEXT).screenshot({ path: join(ARTIFACTS, 'ch11-text-desktop.png') });
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
 for (const [lang, scheme, viewport, name] of [['en', 'light', { width: 1440, height: 900 }, 'desktop-light-en'], ['zh', 'dark', PHONE, 'phone-dark-zh'], ['en', 'dark', PHONE, 'phone-dark-en'], ['zh', 'light', { width: 1440, height: 900 }, 'desktop-light-zh']]) {
   test(`after a run: axe-core finds no violations, nothing sticks out, screenshot (${name})`, async () => {
     const query = `?${lang === 'zh' ? 'lang=zh&' : ''}${QUICK.slice(1)}&c11.steps=20#ch11`;

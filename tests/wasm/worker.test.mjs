@@ -27,9 +27,11 @@ execFileSync(join(root, 'node_modules/.bin/tsc'), [
   '--outDir', out, '--rootDir', join(root, 'web/src/worker'), '--module', 'esnext', '--target', 'es2022',
   '--ignoreConfig', '--moduleResolution', 'bundler', '--noCheck', '--skipLibCheck', '--verbatimModuleSyntax',
   join(root, 'web/src/worker/handler.ts'), join(root, 'web/src/worker/coalesce.ts'), join(root, 'web/src/worker/train-runs.ts'),
+  join(root, 'web/src/worker/char-models.ts'),
 ], { stdio: 'pipe' });
 // handler.ts imports './train-runs' (bundler style); point it at the compiled file.
 writeFileSync(join(out, 'handler.js'), readFileSync(join(out, 'handler.js'), 'utf8').replace(/from '\.\/train-runs'/, "from './train-runs.js'"));
+writeFileSync(join(out, 'train-runs.js'), readFileSync(join(out, 'train-runs.js'), 'utf8').replace(/from '\.\/char-models'/, "from './char-models.js'"));
 const { handle, transferables } = await import(pathToFileURL(join(out, 'handler.js')).href);
 const { Coalescer, StaleRequestError } = await import(pathToFileURL(join(out, 'coalesce.js')).href);
 
@@ -145,6 +147,34 @@ describe('training channel', () => {
     assert.match(zero.error.message, /steps must be an integer >= 1, got 0/);
     assert.equal((await train({ op: 'step', run: 'b', steps: 2, evalEvery: 1, budgetMs: 1e9, view })).value.steps, 2);
     await train({ op: 'drop', run: 'b' });
+  });
+});
+
+describe('character models on the training channel', () => {
+  const train = (op) => handle({ id: ++id, kind: 'train', op }, qk, now);
+  const weights = JSON.parse(readFileSync(new URL('../../web/public/train-models/devil-scaled_dot.json', import.meta.url), 'utf8'));
+
+  test('charLoad then charPredict: every head of every layer, the same numbers as the module', async () => {
+    const info = await train({ op: 'charLoad', key: 'scaled_dot', weights });
+    assert.equal(info.ok, true, JSON.stringify(info.error));
+    assert.deepEqual([info.value.score, info.value.context, info.value.vocabulary], [weights.score, weights.context, weights.vocabulary]);
+    const r = await train({ op: 'charPredict', key: 'scaled_dot', text: 'The cynic is a blackguard' });
+    assert.equal(r.ok, true);
+    const n = r.value.text.length;
+    assert.deepEqual([r.value.next.rows, r.value.next.cols], [n, weights.vocabulary.length]);
+    assert.equal(r.value.attention.length, weights.layers * weights.heads);
+    const m = (await qk.train()).loadCharModel(weights);
+    try {
+      const p = m.predict('The cynic is a blackguard');
+      assert.deepEqual(r.value.next.data, p.next.data);
+      assert.deepEqual(r.value.attention[weights.heads + 1].data, p.attention(1, 1).data, 'layer-major order');
+    } finally {
+      m.delete();
+    }
+    const bad = await train({ op: 'charLoad', key: 'x', weights: { ...weights, version: 9 } });
+    assert.deepEqual([bad.ok, bad.error.name], [false, 'RangeError']);
+    const missing = await train({ op: 'charPredict', key: 'x', text: 'a' });
+    assert.match(missing.error.message, /no character model 'x'/);
   });
 });
 

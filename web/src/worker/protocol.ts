@@ -47,6 +47,9 @@ export interface TrainView {
  *   step `total`, the run's last).
  * - view: the attention map and tokens of `view` for the run as it stands.
  * - drop: frees run `run` (every run when omitted).
+ * - charLoad: loads a trained next-character model (a parsed weights file,
+ *   CharModelWeights of wasm/types/train.d.ts) under `key`; answers its CharInfo.
+ * - charPredict: that model's predictions and attention for `text` (CharResult).
  */
 export type TrainOp =
   | { op: 'tasks' }
@@ -54,7 +57,9 @@ export type TrainOp =
   | { op: 'create'; run: string; options: Record<string, unknown>; view: TrainView }
   | { op: 'step'; run: string; steps: number; evalEvery: number; budgetMs: number; view: TrainView; total?: number }
   | { op: 'view'; run: string; view: TrainView }
-  | { op: 'drop'; run?: string };
+  | { op: 'drop'; run?: string }
+  | { op: 'charLoad'; key: string; weights: unknown }
+  | { op: 'charPredict'; key: string; text: string };
 
 /** One held-out evaluation after `step` optimizer steps (EvalResult of train.d.ts). */
 export interface TrainEval {
@@ -83,4 +88,26 @@ export interface TrainProgress {
   /** Tokens and targets (-1: not an answer position) of the viewed example. */
   tokens: Int32Array;
   targets: Int32Array;
+}
+
+/** What the page needs to know of a loaded character model (CharModel of train.d.ts). */
+export interface CharInfo {
+  score: string;
+  /** Characters of the tokens, in token order (the last is the "other" token '#'). */
+  vocabulary: string;
+  /** Context length L: the model reads the last L characters. */
+  context: number;
+  layers: number;
+  heads: number;
+  width: number;
+}
+
+/** One prediction of a character model (CharPrediction of train.d.ts, every head at once). */
+export interface CharResult {
+  /** The text as the model read it, n characters. */
+  text: string;
+  /** (n, vocabulary.length): row i, the next-character probabilities after text[0..i]. */
+  next: { rows: number; cols: number; data: Float32Array };
+  /** (n, n) causal attention of each layer and head, layer-major: index layer * heads + head. */
+  attention: { rows: number; cols: number; data: Float32Array }[];
 }

@@ -6,11 +6,13 @@
  * its own thread (with a frame-sized budget) where module workers are unavailable, and the
  * Node tests drive it with the real module.
  */
-import type { QkScope, QkScopeTrain, Trainer } from '@qkscope/wasm';
+import type { CharModelWeights, QkScope, QkScopeTrain, Trainer } from '@qkscope/wasm';
 import type { TrainEval, TrainOp, TrainProgress, TrainView } from './protocol';
+import { CharModels } from './char-models';
 
 export class TrainRuns {
   private readonly runs = new Map<string, Trainer>();
+  private readonly chars = new CharModels();
 
   constructor(private readonly qk: QkScope, private readonly now: () => number) {}
 
@@ -36,10 +38,14 @@ export class TrainRuns {
       }
       case 'step':
         return this.step(this.get(op.run), op.steps, op.evalEvery, op.budgetMs, op.view, op.total);
+      case 'charLoad':
+        return this.chars.load(tr, op.key, op.weights as CharModelWeights);
+      case 'charPredict':
+        return this.chars.predict(op.key, op.text);
       case 'view':
         return this.progress(this.get(op.run), new Float64Array(0), [], 0, op.view);
       default:
-        throw new RangeError(`train: unknown operation '${String((op as { op: unknown }).op)}' (known: tasks, check, create, step, view, drop)`);
+        throw new RangeError(`train: unknown operation '${String((op as { op: unknown }).op)}' (known: tasks, check, create, step, view, drop, charLoad, charPredict)`);
     }
   }
 

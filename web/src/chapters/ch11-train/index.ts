@@ -13,6 +13,7 @@ import type { TaskInfo } from '@qkscope/wasm';
 import { makeSpec, normalize } from './model';
 import { trainBackend } from './runner';
 import { trainFigure } from './figure-train';
+import { textFigure } from './figure-text';
 import { en, type Ch11Text } from './en';
 import { zh } from './zh';
 import './style.css';
@@ -27,6 +28,7 @@ export default defineChapter<Ch11Text>({
     const waiting = testId(h('p', { className: 'hint', textContent: ctx.t.loading }), 'c11-loading');
     slot.append(waiting);
     const backend = trainBackend(ctx.qk);
+    view.section('c11-text').append(textFigure(ctx, backend));
     // Runs of an earlier build of this page (before a language switch or a visit to another
     // chapter) are dropped: their loop stops at its next request, their memory is freed.
     void backend.train({ op: 'drop' }).catch(() => undefined);
