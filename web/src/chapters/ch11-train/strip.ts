@@ -7,7 +7,7 @@
 import { fixed } from '../../model/format';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const CELL = 15;
+const CELL = 12;
 const BAR = 46;
 const TOP = 6;
 
