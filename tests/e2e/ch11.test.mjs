@@ -302,6 +302,14 @@ test('attention over real text: the shipped character models, live on input, onl
     await page.locator('[data-testid="c11-text-input"]').pressSequentially('the cat', { delay: 0 });
     await page.waitForFunction(() => /“the cat” \(7 of/.test(document.querySelector('[data-testid="c11-text-reads"]').textContent));
     assert.equal(await page.locator('[data-testid="c11-strip-0-0"] text').count(), 7);
+    // Typing at the end keeps the characters already drawn.
+    await page.evaluate(() => document.querySelector('[data-testid="c11-strip-0-0"] text').setAttribute('data-mark', 'typed'));
+    await page.locator('[data-testid="c11-text-input"]').press('End');
+    await page.locator('[data-testid="c11-text-input"]').pressSequentially('s', { delay: 0 });
+    await page.waitForFunction(() => /“the cats” \(8 of/.test(document.querySelector('[data-testid="c11-text-reads"]').textContent));
+    assert.equal(await page.locator('[data-testid="c11-strip-0-0"] text[data-mark="typed"]').count(), 1);
+    await page.locator('[data-testid="c11-text-input"]').press('Backspace');
+    await page.waitForFunction(() => /“the cat” \(7 of/.test(document.querySelector('[data-testid="c11-text-reads"]').textContent));
     // A new query position moves the bars only: the characters are the same nodes.
     await page.evaluate(() => document.querySelector('[data-testid="c11-strip-0-0"] text').setAttribute('data-mark', 'kept'));
     const before = await page.locator('[data-testid="c11-strip-0-0"] rect.c11-bar').evaluateAll((rs) => rs.map((r) => r.dataset.value).join());

@@ -1,6 +1,7 @@
 /**
  * English text of chapter 11 ("Train it yourself"): an ablation of scoring functions on the
- * generated tasks of the core's trainer (docs/training.md), run in the reader's browser.
+ * generated tasks of the core's trainer (docs/training.md), run in the reader's browser, and
+ * the shipped next-character models over the reader's own sentence.
  * Facts: docs/facts.md §11b (and §2, §3 for linear concat and the sqrt(d_k) scale).
  */
 import type { ChapterText } from '../types';
@@ -96,6 +97,7 @@ A model this small has learned spelling, not meaning: on the held-out tenth of t
     at: '{pos} (“{ch}”)',
     reads: 'The model reads “{text}” ({n} of at most {context} characters).',
     empty: 'Nothing to read yet: type a few characters.',
+    stripsTitle: 'Attention from the chosen position, per layer and head',
     headTitle: 'Layer {layer}, head {head}',
     stripLabel: 'Layer {layer}, head {head}: from position {pos} (“{ch}”), the largest weight {w} is on “{top}”',
     topTitle: 'Most likely next characters after position {pos} (“{ch}”)',

@@ -179,7 +179,7 @@ export function textFigure(ctx: ChapterContext<Ch11Text>, backend: TrainBackend)
       return { ...d, json: { score: last.info.score, text: last.r.text, vocabulary: last.info.vocabulary, attention: d.json, next: matricesTable([['next', last.r.next]], 'position', 'token').json } };
     },
   });
-  frame.body.append(inputBox, controls, reads, status, strips, h('div', { className: 'c11-top-box' }, topTitle, topList));
+  frame.body.append(inputBox, controls, reads, status, h('h3', { className: 'c11-strips-title', textContent: t.stripsTitle }), strips, h('div', { className: 'c11-top-box' }, topTitle, topList));
   ctx.whenVisible(frame.el, () => void run());
   return frame.el;
 }

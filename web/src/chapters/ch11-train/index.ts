@@ -2,7 +2,9 @@
  * Chapter 11, "Train it yourself": an ablation of scoring functions. One tiny attention-only
  * model per chosen function (the core's trainer, docs/training.md) is trained side by side on
  * a generated task from the core's task registry, in the page's Web Worker; live held-out
- * curves, attention maps and a results table (Figure 11.1). Facts: docs/facts.md §11b.
+ * curves, attention maps and a results table (Figure 11.1); then the shipped next-character
+ * models trained on "The Devil's Dictionary", one per scoring function, over the reader's own
+ * sentence (Figure 11.2). Facts: docs/facts.md §11b.
  * State in the URL under "c11.".
  */
 import { defineChapter } from '../types';

@@ -1,8 +1,8 @@
 /**
  * One attention strip of Figure 11.2: the characters the model read, left to right, each with
  * a bar whose height is the weight the chosen query position gives it (one layer, one head).
- * Drawn as SVG so the figure's PNG/SVG export carries it; the characters are built once per
- * text and only the bars move when the weights change.
+ * Drawn as SVG so the figure's PNG/SVG export carries it; the characters the text keeps are
+ * kept (typing adds one), and only the bars that moved are rewritten.
  */
 import { fixed } from '../../model/format';
 
@@ -16,6 +16,7 @@ export class AttentionStrip {
   private bars: SVGRectElement[] = [];
   private chars: SVGTextElement[] = [];
   private text = '';
+  private base: SVGLineElement | null = null;
 
   constructor(testId: string) {
     this.el = document.createElementNS(SVG, 'svg');
@@ -37,7 +38,8 @@ export class AttentionStrip {
         bar.setAttribute('height', String(h));
       }
       bar.dataset.value = fixed(w, 4);
-      this.chars[j]!.setAttribute('class', j === query ? 'c11-char c11-query' : 'c11-char');
+      const cls = j === query ? 'c11-char c11-query' : 'c11-char';
+      if (this.chars[j]!.getAttribute('class') !== cls) this.chars[j]!.setAttribute('class', cls);
     }
     this.el.setAttribute('aria-label', label);
   }
@@ -46,25 +48,35 @@ export class AttentionStrip {
     return [this.el];
   }
 
+  /** Keeps the nodes of the characters the new text shares with the old one from the start (typing at the end adds one). */
   private build(text: string): void {
+    const chars = [...text];
+    const old = [...this.text];
+    let keep = 0;
+    while (keep < chars.length && keep < old.length && chars[keep] === old[keep]) keep++;
     this.text = text;
-    const n = Math.max(1, text.length);
+    const n = Math.max(1, chars.length);
     const width = n * CELL;
     const height = TOP + BAR + 22;
     this.el.setAttribute('viewBox', `0 0 ${width} ${height}`);
     this.el.setAttribute('width', String(width));
     this.el.setAttribute('height', String(height));
-    this.el.replaceChildren();
-    const base = document.createElementNS(SVG, 'line');
-    base.setAttribute('class', 'c11-base');
-    base.setAttribute('x1', '0');
-    base.setAttribute('x2', String(width));
-    base.setAttribute('y1', String(TOP + BAR + 0.5));
-    base.setAttribute('y2', String(TOP + BAR + 0.5));
-    this.el.append(base);
-    this.bars = [];
-    this.chars = [];
-    [...text].forEach((ch, j) => {
+    if (!this.base) {
+      this.base = document.createElementNS(SVG, 'line');
+      this.base.setAttribute('class', 'c11-base');
+      this.base.setAttribute('y1', String(TOP + BAR + 0.5));
+      this.base.setAttribute('y2', String(TOP + BAR + 0.5));
+      this.base.setAttribute('x1', '0');
+      this.el.append(this.base);
+    }
+    this.base.setAttribute('x2', String(width));
+    for (let j = keep; j < this.bars.length; j++) {
+      this.bars[j]!.remove();
+      this.chars[j]!.remove();
+    }
+    this.bars.length = this.chars.length = keep;
+    for (let j = keep; j < chars.length; j++) {
+      const ch = chars[j]!;
       const bar = document.createElementNS(SVG, 'rect');
       bar.setAttribute('class', 'c11-bar');
       bar.setAttribute('x', String(j * CELL + 2));
@@ -79,6 +91,6 @@ export class AttentionStrip {
       this.el.append(bar, t);
       this.bars.push(bar);
       this.chars.push(t);
-    });
+    }
   }
 }

@@ -96,6 +96,7 @@ export const zh: Ch11Text = {
     at: '{pos}（“{ch}”）',
     reads: '模型读到的是“{text}”（{n} 个字符，最多 {context} 个）。',
     empty: '还没有可读的内容：请输入几个字符。',
+    stripsTitle: '从选定位置出发的注意力，按层和头',
     headTitle: '第 {layer} 层，第 {head} 个头',
     stripLabel: '第 {layer} 层第 {head} 个头：从位置 {pos}（“{ch}”）出发，最大的权重 {w} 落在“{top}”上',
     topTitle: '位置 {pos}（“{ch}”）之后最可能的下一个字符',
