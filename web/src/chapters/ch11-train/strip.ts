@@ -59,8 +59,9 @@ export class AttentionStrip {
     const width = n * CELL;
     const height = TOP + BAR + 22;
     this.el.setAttribute('viewBox', `0 0 ${width} ${height}`);
-    this.el.setAttribute('width', String(width));
-    this.el.setAttribute('height', String(height));
+    // Drawn 1.25x on wide screens (15 px per character); CSS shrinks it to narrow columns.
+    this.el.setAttribute('width', String(width * 1.25));
+    this.el.setAttribute('height', String(height * 1.25));
     if (!this.base) {
       this.base = document.createElementNS(SVG, 'line');
       this.base.setAttribute('class', 'c11-base');
