@@ -134,6 +134,37 @@ function wrapTrain(core) {
         delete: () => t.delete(),
       });
     },
+    encodeText: (text) => core.encodeText(text),
+    loadCharModel: (weights) => {
+      const m = core.loadCharModel(weights);
+      const info = m.info();
+      return Object.freeze({
+        score: info.score,
+        normalizer: info.normalizer,
+        vocabulary: info.vocabulary,
+        context: info.context,
+        width: info.width,
+        layers: info.layers,
+        heads: info.heads,
+        encode: (text) => m.encode(text),
+        predict: (text) => {
+          const r = m.predict(text);
+          const att = r.attention;
+          return Object.freeze({
+            text: r.text,
+            next: r.next,
+            attention: (layer, head) => {
+              for (const [name, v, n] of [['layer', layer, info.layers], ['head', head, info.heads]]) {
+                if (!Number.isInteger(v) || v < 0 || v >= n)
+                  throw new RangeError(`attention: ${name} must be an integer in [0, ${n}), got ${String(v)}`);
+              }
+              return att[layer][head];
+            },
+          });
+        },
+        delete: () => m.delete(),
+      });
+    },
   });
 }
 

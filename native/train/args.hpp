@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ struct Args {
   long steps = 500;
   int eval_every = 25;
   std::string json;
+  std::string save_model;
+  std::string text_name;   // --text-name: where the text came from (recorded in --save-model files)  // --save-model PATH ({score} replaced by the score's name)
   bool progress = false;
 };
 
@@ -90,7 +94,7 @@ inline void usage() {
   std::printf(
       "usage: npm run train -- [flags]\n"
       "  --task NAME          %s (default reverse)\n"
-      "  --score A,B,...      scoring functions trained side by side (default scaled_dot)\n"
+      "  --score A,B,...      scoring functions trained side by side (default scaled_dot; all: every one)\n"
       "  --steps N            optimizer steps per scoring function (default 500)\n"
       "  --seed S             data, parameter and noise seed (default 0)\n"
       "  --lr X               AdamW learning rate (default 0.01)\n"
@@ -108,6 +112,10 @@ inline void usage() {
       "  --eval-every N       steps between held-out evaluations (default 25)\n"
       "  --threads 1          the model trains on one thread (the only value accepted)\n"
       "  --json FILE          write loss/accuracy curves and the table\n"
+      "  --text FILE          the corpus of task text (plain text, read whole; UTF-8)\n"
+      "  --text-name S        where that text came from, recorded in --save-model files\n"
+      "  --save-model PATH    write each run's weights file ({score} in PATH: the score's name;\n"
+      "                       required with several scores); format in docs/training.md\n"
       "  --progress           draw the progress bar even when stderr is not a terminal\n",
       qkscope::train::known_tasks().c_str());
 }
@@ -127,7 +135,10 @@ inline Args parse(int argc, char** argv) {
     if (i + 1 >= argc) die(f + " needs a value");
     const std::string v = argv[++i];
     if (f == "--task") a.cfg.task = v;
-    else if (f == "--score") a.scores = split(v);
+    else if (f == "--score" && v == "all") {  // the registry's order
+      a.scores.clear();
+      for (const auto& s : qkscope::score_infos()) a.scores.emplace_back(s.name);
+    } else if (f == "--score") a.scores = split(v);
     else if (f == "--steps") a.steps = parse_int(f, v, 1, 10'000'000);
     else if (f == "--seed") a.cfg.seed = std::uint64_t(parse_int(f, v, 0, (1L << 53)));
     else if (f == "--lr") a.cfg.optimizer.lr = parse_number(f, v);
@@ -143,6 +154,16 @@ inline Args parse(int argc, char** argv) {
     else if (f == "--eval-size") a.cfg.eval_size = int(parse_int(f, v, 1, 65536));
     else if (f == "--eval-every") a.eval_every = int(parse_int(f, v, 1, 10'000'000));
     else if (f == "--json") a.json = v;
+    else if (f == "--save-model") a.save_model = v;
+    else if (f == "--text-name") a.text_name = v;
+
+    else if (f == "--text") {
+      std::ifstream in(v, std::ios::binary);
+      if (!in) die("--text: cannot read '" + v + "'");
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      a.cfg.text = ss.str();
+    }
     else if (f == "--threads") parse_int(f, v, 1, 1);
     else if (f == "--mask") {
       if (v != "none" && v != "causal") die("--mask must be none or causal, got '" + v + "'");
@@ -150,6 +171,8 @@ inline Args parse(int argc, char** argv) {
     } else die("unknown flag '" + f + "'");
   }
   if (a.scores.empty()) die("--score needs at least one scoring function");
+  if (a.scores.size() > 1 && !a.save_model.empty() && a.save_model.find("{score}") == std::string::npos)
+    die("--save-model with several scores needs {score} in the path, got '" + a.save_model + "'");
   try {
     for (const auto& s : a.scores) qkscope::visit_score(s, [](auto) {});
     for (const auto& kv : norm_options) set_norm_option(a.cfg.model, kv);

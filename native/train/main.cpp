@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "model_file.hpp"
 #include "progress.hpp"
 #include "qkscope/train/trainer.hpp"
 
@@ -41,22 +42,18 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\', out += char(ch);
-    else if (ch < 0x20) out += "\\u00", out += "0123456789abcdef"[ch >> 4], out += "0123456789abcdef"[ch & 15];
-    else out += char(ch);
-  }
-  return out + "\"";
-}
+using qkscope_train::json_number;
+using qkscope_train::json_string;
 
-/// Shortest round-trip text of a finite double; null otherwise (JSON has no NaN).
-std::string json_number(double x) {
-  if (!std::isfinite(x)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
+/// --save-model: the model file of a run that did not diverge ({score} in the path: its name).
+void save_model(const qkscope_train::Args& a, const Trainer<float>& t, const Run& run) {
+  if (run.state.diverged) qkscope_train::die("--save-model: the " + run.score + " run diverged: " + run.state.message);
+  std::string path = a.save_model;
+  if (const auto at = path.find("{score}"); at != std::string::npos) path.replace(at, 7, run.score);
+  std::ofstream f(path);
+  f << qkscope_train::model_json(t, long(run.losses.size()), run.evals.back().r, a.text_name);
+  if (!f) qkscope_train::die("cannot write --save-model " + path);
+  std::printf("wrote %s\n", path.c_str());
 }
 
 Run train_one(const qkscope_train::Args& a, const std::string& score, qkscope_bench::Progress& bar) {
@@ -83,6 +80,7 @@ Run train_one(const qkscope_train::Args& a, const std::string& score, qkscope_be
   }
   run.ms_per_step = run.losses.empty() ? 0 : 1e3 * train_s / double(run.losses.size());
   run.state = t.state();
+  if (!a.save_model.empty()) save_model(a, t, run);
   return run;
 }
 

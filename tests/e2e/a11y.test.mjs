@@ -5,29 +5,9 @@
 // text contrast of at least 4.5:1 (heatmap numbers included), ARIA use, landmarks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { PHONE, noProblems, usePage } from './chapter-helpers.mjs';
+import { PHONE, axeViolations, noProblems, usePage } from './chapter-helpers.mjs';
 
 const env = usePage();
-const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-/**
- * Scrolls through the page so lazy figures draw, then runs axe (with its experimental
- * label-content-name-mismatch rule on: a button's name must contain its visible text);
- * returns violations as lines.
- */
-async function axeViolations(page) {
-  const height = await page.evaluate(() => document.documentElement.scrollHeight);
-  for (let y = 0; y < height; y += 700) {
-    await page.evaluate((y) => window.scrollTo(0, y), y);
-    await page.waitForTimeout(40);
-  }
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.waitForTimeout(300);
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
-  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations);
-  return violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary.split('\n').slice(1, 2).join(' ').trim()}`));
-}
 
 /** Heatmap cells whose printed number has less than 4.5:1 contrast with the cell's fill. */
 async function heatmapContrast(page) {

@@ -6,6 +6,7 @@ import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 import { repoRoot, startPreview } from './server.mjs';
 
@@ -134,4 +135,24 @@ export function proseText(page, testid) {
     c.querySelectorAll('.katex-mathml').forEach((m) => m.remove());
     return c.textContent.replace(/\u200b/g, '').replace(/\s+/g, ' ');
   });
+}
+
+const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/**
+ * Scrolls through the page so lazy figures draw, then runs axe (with its experimental
+ * label-content-name-mismatch rule on: a button's name must contain its visible text);
+ * returns violations as lines.
+ */
+export async function axeViolations(page) {
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  for (let y = 0; y < height; y += 700) {
+    await page.evaluate((y) => window.scrollTo(0, y), y);
+    await page.waitForTimeout(40);
+  }
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(300);
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations);
+  return violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary.split('\n').slice(1, 2).join(' ').trim()}`));
 }

@@ -50,7 +50,7 @@ test('a short reversal run lowers the loss and learns the anti-diagonal', () => 
 
 test('bad options and arguments throw RangeErrors naming them; the module stays usable', () => {
   const bad = (opts, re) => assert.throws(() => tr.createTrainer(opts), (e) => e instanceof RangeError && re.test(e.message));
-  bad({ task: 'sort' }, /unknown task 'sort' \(known: reverse, recall, copy\)/);
+  bad({ task: 'sort' }, /unknown task 'sort' \(known: reverse, recall, copy, text\)/);
   bad({ lr: NaN }, /lr \(learning rate\) must be finite and > 0, got NaN/);
   bad({ lr: -1 }, /lr \(learning rate\) must be finite and > 0, got -1/);
   bad({ batch: 0 }, /batch/);

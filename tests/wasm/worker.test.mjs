@@ -3,13 +3,17 @@
 // results and timings come back, bad input rejects with forward()'s RangeError and the worker
 // stays usable, and requests on a channel are coalesced (stale ones reject with AbortError,
 // never run). The TypeScript sources are compiled with the project's tsc into a temp folder.
-// The real Worker in Chromium is exercised by tests/e2e/ch7.test.mjs (chapter 7's timings).
+// The training channel (train-runs.ts) is driven with the real training module: runs live
+// between requests, steps keep to their budget, bad options reject with the core's RangeError.
+// The real Worker in Chromium is exercised by tests/e2e/ch7.test.mjs (chapter 7's timings)
+// and tests/e2e/ch11.test.mjs (chapter 11's training).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { X, load } from './helpers.mjs';
@@ -22,12 +26,17 @@ after(() => rmSync(out, { recursive: true, force: true }));
 execFileSync(join(root, 'node_modules/.bin/tsc'), [
   '--outDir', out, '--rootDir', join(root, 'web/src/worker'), '--module', 'esnext', '--target', 'es2022',
   '--ignoreConfig', '--moduleResolution', 'bundler', '--noCheck', '--skipLibCheck', '--verbatimModuleSyntax',
-  join(root, 'web/src/worker/handler.ts'), join(root, 'web/src/worker/coalesce.ts'),
+  join(root, 'web/src/worker/handler.ts'), join(root, 'web/src/worker/coalesce.ts'), join(root, 'web/src/worker/train-runs.ts'),
+  join(root, 'web/src/worker/char-models.ts'),
 ], { stdio: 'pipe' });
+// handler.ts imports './train-runs' (bundler style); point it at the compiled file.
+writeFileSync(join(out, 'handler.js'), readFileSync(join(out, 'handler.js'), 'utf8').replace(/from '\.\/train-runs'/, "from './train-runs.js'"));
+writeFileSync(join(out, 'train-runs.js'), readFileSync(join(out, 'train-runs.js'), 'utf8').replace(/from '\.\/char-models'/, "from './char-models.js'"));
 const { handle, transferables } = await import(pathToFileURL(join(out, 'handler.js')).href);
 const { Coalescer, StaleRequestError } = await import(pathToFileURL(join(out, 'coalesce.js')).href);
 
 const qk = await load();
+await qk.train({ wasmBinary: readFileSync(new URL('../../wasm/dist/qkscope_train.wasm', import.meta.url)) });
 const now = () => performance.now();
 let id = 0;
 const call = (method, args) => handle({ id: ++id, kind: 'call', method, args }, qk, now);
@@ -92,6 +101,83 @@ describe('handler', () => {
   });
 });
 
+describe('training channel', () => {
+  const train = (op) => handle({ id: ++id, kind: 'train', op }, qk, now);
+  const view = { example: 0, layer: 0, head: 0 };
+  const options = { task: 'reverse', score: 'scaled_dot', length: 8, width: 16, batch: 16, lr: 0.02, seed: 7 };
+
+  test('tasks, create, step in chunks with evaluations on multiples, view and drop', async () => {
+    const tasks = await train({ op: 'tasks' });
+    assert.deepEqual(tasks.value.map((t) => t.name), (await qk.train()).tasks.map((t) => t.name));
+    const c = await train({ op: 'create', run: 'a', options, view });
+    assert.equal(c.ok, true);
+    assert.deepEqual([c.value.steps, c.value.evals.length, c.value.evals[0].step], [0, 1, 0]);
+    assert.deepEqual([c.value.attention.rows, c.value.attention.cols, c.value.tokens.length], [8, 8, 8]);
+    const s = await train({ op: 'step', run: 'a', steps: 30, evalEvery: 10, budgetMs: 1e9, view });
+    assert.equal(s.ok, true);
+    assert.deepEqual([s.value.steps, s.value.losses.length, s.value.evals.map((e) => e.step)], [30, 30, [10, 20, 30]]);
+    assert.ok(s.value.stepMs > 0);
+    // The same run as the module's own: the worker adds nothing to the arithmetic.
+    const t = (await qk.train()).createTrainer(options);
+    try {
+      assert.deepEqual(Array.from(s.value.losses), Array.from(t.step(30)));
+    } finally {
+      t.delete();
+    }
+    const tight = await train({ op: 'step', run: 'a', steps: 1000, evalEvery: 1000, budgetMs: 0.001, view });
+    assert.deepEqual([tight.value.steps, tight.value.losses.length], [31, 1], 'the budget stops after one step');
+    const v = await train({ op: 'view', run: 'a', view: { ...view, example: 3 } });
+    assert.deepEqual([v.value.steps, v.value.losses.length], [31, 0]);
+    assert.equal((await train({ op: 'drop' })).ok, true);
+    const gone = await train({ op: 'step', run: 'a', steps: 1, evalEvery: 1, budgetMs: 1e9, view });
+    assert.deepEqual([gone.ok, gone.error.name], [false, 'RangeError']);
+  });
+
+  test('bad options and steps reject with the core\'s RangeError; a failed create keeps the old run', async () => {
+    await train({ op: 'create', run: 'b', options, view });
+    for (const lr of [-1, 0, NaN]) {
+      const r = await train({ op: 'check', options: { ...options, lr } });
+      assert.equal(r.error.name, 'RangeError');
+      assert.match(r.error.message, /lr \(learning rate\) must be finite and > 0/);
+    }
+    assert.equal((await train({ op: 'check', options })).ok, true);
+    const bad = await train({ op: 'create', run: 'b', options: { ...options, task: 'sort' }, view });
+    assert.match(bad.error.message, /unknown task 'sort'/);
+    const zero = await train({ op: 'step', run: 'b', steps: 0, evalEvery: 1, budgetMs: 1e9, view });
+    assert.match(zero.error.message, /steps must be an integer >= 1, got 0/);
+    assert.equal((await train({ op: 'step', run: 'b', steps: 2, evalEvery: 1, budgetMs: 1e9, view })).value.steps, 2);
+    await train({ op: 'drop', run: 'b' });
+  });
+});
+
+describe('character models on the training channel', () => {
+  const train = (op) => handle({ id: ++id, kind: 'train', op }, qk, now);
+  const weights = JSON.parse(readFileSync(new URL('../../web/public/train-models/devil-scaled_dot.json', import.meta.url), 'utf8'));
+
+  test('charLoad then charPredict: every head of every layer, the same numbers as the module', async () => {
+    const info = await train({ op: 'charLoad', key: 'scaled_dot', weights });
+    assert.equal(info.ok, true, JSON.stringify(info.error));
+    assert.deepEqual([info.value.score, info.value.context, info.value.vocabulary], [weights.score, weights.context, weights.vocabulary]);
+    const r = await train({ op: 'charPredict', key: 'scaled_dot', text: 'The cynic is a blackguard' });
+    assert.equal(r.ok, true);
+    const n = r.value.text.length;
+    assert.deepEqual([r.value.next.rows, r.value.next.cols], [n, weights.vocabulary.length]);
+    assert.equal(r.value.attention.length, weights.layers * weights.heads);
+    const m = (await qk.train()).loadCharModel(weights);
+    try {
+      const p = m.predict('The cynic is a blackguard');
+      assert.deepEqual(r.value.next.data, p.next.data);
+      assert.deepEqual(r.value.attention[weights.heads + 1].data, p.attention(1, 1).data, 'layer-major order');
+    } finally {
+      m.delete();
+    }
+    const bad = await train({ op: 'charLoad', key: 'x', weights: { ...weights, version: 9 } });
+    assert.deepEqual([bad.ok, bad.error.name], [false, 'RangeError']);
+    const missing = await train({ op: 'charPredict', key: 'x', text: 'a' });
+    assert.match(missing.error.message, /no character model 'x'/);
+  });
+});
+
 describe('coalescing', () => {
   /** A request that resolves when told to; records that it started. */
   function deferred(log, name) {
@@ -139,7 +225,6 @@ describe('coalescing', () => {
       '--ignoreConfig', '--moduleResolution', 'bundler', '--noCheck', '--skipLibCheck', '--verbatimModuleSyntax',
       join(root, 'web/src/worker/client.ts'),
     ], { stdio: 'pipe' });
-    const { readFileSync, writeFileSync } = await import('node:fs');
     // client.ts imports './coalesce' (bundler style); point it at the compiled file.
     const js = readFileSync(join(out, 'client.js'), 'utf8').replace(/from '\.\/coalesce'/, "from './coalesce.js'");
     writeFileSync(join(out, 'client.js'), js);

@@ -1,5 +1,6 @@
 // wasm/train/bindings.cpp — the training module (wasm/dist/qkscope_train.{mjs,wasm}): the
-// tiny attention model of the core (qkscope/train/) behind createTrainer() (wasm/train.d.ts).
+// tiny attention model of the core (qkscope/train/) behind createTrainer() and the trained
+// next-character models behind loadCharModel() (char_model.hpp; wasm/types/train.d.ts).
 // wasm/qkscope.js loads it on the first createTrainer call, so pages that never train do
 // not download it. Options are checked here with the same readers and messages as
 // forward() (wasm/src/convert.hpp); the core checks the rest (names the argument). Errors:
@@ -7,6 +8,7 @@
 #include <memory>
 
 #include "../src/api.hpp"
+#include "char_model.hpp"
 #include "qkscope/train/trainer.hpp"
 
 namespace qkscope::wasm {
@@ -15,7 +17,7 @@ namespace {
 /// The option names createTrainer accepts (TrainerOptions in wasm/train.d.ts).
 std::vector<std::string> trainer_keys() {
   std::vector<std::string> k{"task", "score", "normalizer", "mask", "length", "width", "heads", "layers",
-                             "batch", "evalSize", "seed", "lr", "weightDecay", "clip"};
+                             "batch", "evalSize", "seed", "lr", "weightDecay", "clip", "text"};
   for_each_normalizer_option([&](const char*, const std::string& js) {
     if (std::find(k.begin(), k.end(), js) == k.end()) k.push_back(js);
   });
@@ -33,6 +35,7 @@ train::TrainConfig read_trainer_options(const val& o) {
     if (!absent(o[k])) out = int(integer(o[k], k, lo, hi));
   };
   str("task", c.task);
+  str("text", c.text);
   str("score", c.model.score);
   str("normalizer", c.model.normalizer);
   if (!absent(o["mask"])) {
@@ -153,6 +156,12 @@ EMSCRIPTEN_BINDINGS(qkscope_train) {
       .function("example", &JsTrainer::example)
       .function("state", &JsTrainer::state);
   emscripten::function("createTrainer", &create_trainer, emscripten::allow_raw_pointers());
+  emscripten::class_<JsCharModel>("CharModel")
+      .function("info", &JsCharModel::info)
+      .function("encode", &JsCharModel::encode)
+      .function("predict", &JsCharModel::predict);
+  emscripten::function("loadCharModel", &load_char_model, emscripten::allow_raw_pointers());
+  emscripten::function("encodeText", &js_encode_text);
   emscripten::function("tasks", &js_tasks);
   emscripten::function("version", &js_version);
 }

@@ -13,7 +13,7 @@
 import type { Matrix, NormalizerName, ScoreName } from './core.js';
 
 /** Identifier of a generated task, from the core's registry (`QkScopeTrain.tasks`). */
-export type TaskName = 'reverse' | 'recall' | 'copy';
+export type TaskName = 'reverse' | 'recall' | 'copy' | 'text';
 
 export interface TaskInfo {
   readonly name: TaskName;
@@ -58,6 +58,11 @@ export interface TrainerOptions {
   weightDecay?: number;
   /** Global gradient-norm clip, > 0; default 1. */
   clip?: number;
+  /**
+   * The corpus of task 'text' (required there, rejected by the other tasks): any string,
+   * encoded as `CharModel.encode` does; the last 10% is held out. Needs mask 'causal'.
+   */
+  text?: string;
 }
 
 export interface EvalResult {
@@ -95,10 +100,119 @@ export interface Trainer {
   delete(): void;
 }
 
+/** A tensor of a weights file: row-major float32 entries, little-endian, base64 (RFC 4648). */
+export interface WeightsTensor {
+  /** [rows, cols], or [n] for a vector (b_out, score v, b, w). */
+  shape: number[];
+  data: string;
+}
+
+/**
+ * A weights file `train-models/devil-<score>.json` (format 'qkscope-char-model', version 1),
+ * written by `npm run train:text-models` (docs/training.md, "Shipped models"). Only the
+ * fields marked "read" are used by `loadCharModel`; the others document the run.
+ */
+export interface CharModelWeights {
+  /** Read: 'qkscope-char-model'. */
+  format: string;
+  /** Read: 1. */
+  version: number;
+  /** Read: 'text'. */
+  task: string;
+  /** Where the training text came from (book, licence, Debian package). */
+  source: string;
+  /** Read. */
+  score: ScoreName;
+  /** Read. */
+  normalizer: NormalizerName;
+  /** Read: 'causal'. */
+  mask: string;
+  /** Read: the vocabulary of the core (character i = token i; the last one is "other"). */
+  vocabulary: string;
+  /** Read: context length L (the longest text the model reads). */
+  context: number;
+  /** Read: model width d, a multiple of `heads`. */
+  width: number;
+  /** Read. */
+  heads: number;
+  /** Read. */
+  layers: number;
+  seed: number;
+  steps: number;
+  batch: number;
+  lr: number;
+  weight_decay: number;
+  clip: number;
+  /**
+   * Measured natively after training: mean next-character cross-entropy (nats) and accuracy
+   * over `windows` consecutive windows of L characters starting at encoded offset `start` of
+   * the `characters`-long encoded text (the last 10%, never trained on), and the unigram
+   * baseline on the same targets (training-part character frequencies).
+   */
+  heldout: { loss: number; accuracy: number; windows: number; start: number; characters: number;
+    unigram_loss: number; unigram_accuracy: number };
+  /** Read: every tensor, named as the core names them ('E', 'P', 'layers[0].W_Q', ..., 'W_out', 'b_out'). */
+  params: Record<string, WeightsTensor>;
+}
+
+/** What a CharModel predicts for one text. */
+export interface CharPrediction {
+  /** The text as the model read it (`encode`), n characters, n <= context. */
+  readonly text: string;
+  /**
+   * (n, vocabulary.length): row i is the softmax of the logits after reading text[0..i], the
+   * probabilities of the next character (column k: vocabulary[k]); each row sums to 1.
+   * (0, V) for an empty text.
+   */
+  readonly next: Matrix;
+  /**
+   * Attention weights (n, n) of `layer`, `head` (row i: query position i, column j: key
+   * position j; causal, so zero above the diagonal). RangeError for a layer or head out of
+   * range. (0, 0) for an empty text.
+   */
+  attention(layer: number, head: number): Matrix;
+}
+
+/** A trained next-character model; its forward pass is the core's (the training code). */
+export interface CharModel {
+  readonly score: ScoreName;
+  readonly normalizer: NormalizerName;
+  /** The characters of the tokens, in token order; the last is the "other" token '#'. */
+  readonly vocabulary: string;
+  /** Context length L: the model reads the last L characters of a text. */
+  readonly context: number;
+  readonly width: number;
+  readonly layers: number;
+  readonly heads: number;
+  /**
+   * The text as the model reads it: A-Z folded to a-z, every whitespace run one space, every
+   * character outside the vocabulary (digits, '_', non-ASCII; one UTF-8 character each) '#',
+   * then its last `context` characters. '' for ''. RangeError when text is not a string.
+   */
+  encode(text: string): string;
+  /** Next-character probabilities and attention after each position of `encode(text)`. */
+  predict(text: string): CharPrediction;
+  /** Frees the WebAssembly memory of this model; the object is unusable afterwards. */
+  delete(): void;
+}
+
 /** The training module: create as many trainers as needed (one per scoring function). */
 export interface QkScopeTrain {
   readonly version: string;
   readonly tasks: readonly TaskInfo[];
   /** Throws RangeError naming the option for a bad setting. */
   createTrainer(options?: TrainerOptions): Trainer;
+  /**
+   * A trained next-character model from a parsed weights file. RangeError naming the field
+   * for a bad file: missing or wrong format, version, task, score (unknown), normalizer,
+   * mask, vocabulary, context, width, heads, layers; a tensor missing, unknown, of the
+   * wrong shape, not base64 or holding a non-finite value. The module stays usable.
+   */
+  loadCharModel(weights: CharModelWeights): CharModel;
+  /**
+   * The whole text as the character models read it (the core's encoding, `CharModel.encode`
+   * without the context limit): e.g. to find a weights file's held-out part
+   * (`heldout.start`, offsets into this string). RangeError when text is not a string.
+   */
+  encodeText(text: string): string;
 }

@@ -102,7 +102,7 @@ TEST_CASE("training: bad settings name the argument and the value", "[train][err
     CHECK_THROWS_AS(Trainer<float>(c), std::invalid_argument);
     CHECK_THROWS_WITH(Trainer<float>(c), Contains(needle));
   };
-  bad([](TrainConfig& c) { c.task = "sort3"; }, "unknown task 'sort3' (known: reverse, recall, copy)");
+  bad([](TrainConfig& c) { c.task = "sort3"; }, "unknown task 'sort3' (known: reverse, recall, copy, text)");
   bad([](TrainConfig& c) { c.optimizer.lr = std::nan(""); }, "lr (learning rate) must be finite and > 0, got nan");
   bad([](TrainConfig& c) { c.optimizer.lr = -1; }, "lr (learning rate) must be finite and > 0, got -1");
   bad([](TrainConfig& c) { c.optimizer.lr = INFINITY; }, "got inf");
@@ -145,11 +145,15 @@ TEST_CASE("training: a diverging run is stopped and reported, parameters kept fi
 }
 
 TEST_CASE("training: generated tasks are seeded and well formed", "[train][tasks]") {
+  std::string text;  // for the tasks that read one (the others ignore the corpus)
+  detail::Rng letters(9);
+  for (int i = 0; i < 2000; ++i) text += char('a' + int(letters.next_u64() % 27));
+  const std::vector<int> corpus = encode_text(text);
   for (const auto& info : task_infos())
     for (int L : {info.min_length, 7, 12, 40}) {
       INFO("task " << info.name << ", L " << L);
       detail::Rng r1(3), r2(3);
-      const Batch a = make_batch(info.name, 5, L, r1), b = make_batch(info.name, 5, L, r2);
+      const Batch a = make_batch(info.name, 5, L, r1, &corpus), b = make_batch(info.name, 5, L, r2, &corpus);
       CHECK(a.tokens == b.tokens);
       CHECK(a.targets == b.targets);
       const int V = task_vocab(info.name, L);

@@ -18,6 +18,7 @@ export const CHAPTERS: readonly ChapterLoader[] = [
   () => import('./ch8-beyond'),
   () => import('./ch9-diagnostics'),
   () => import('./ch10-code'),
+  () => import('./ch11-train'),
 ];
 
 export type { Chapter, ChapterText };

@@ -74,11 +74,24 @@ function ticksOf(axis: AxisSpec, scale: ReturnType<typeof scaleOf>, count: numbe
 /** The spec without its marker (functions are not compared: a chart's label functions do not change between updates). */
 const withoutMarker = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null });
 
+/** The spec without its points: what the axes, legend and paths were drawn for. */
+const withoutPoints = (spec: LineSpec) => JSON.stringify({ ...spec, series: spec.series.map((s) => ({ ...s, points: null })) });
+
+/** Both ends of the axis are fixed, so new points never move it. */
+const fixedAxis = (a: AxisSpec) => a.domain?.[0] != null && a.domain?.[1] != null;
+
 export class LineChart extends XYChart<LineSpec> {
   /** Where the last drawing put the plot, so a moved marker is redrawn alone. */
-  private frame: { x: (v: number) => number; top: number; bottom: number; right: number } | null = null;
+  private frame: { x: (v: number) => number; top: number; bottom: number; right: number; path: (ps: { x: number; y: number }[]) => string | null } | null = null;
 
   protected patch(prev: LineSpec, next: LineSpec): boolean {
+    // Live curves (a training run): fixed axes, no focusable points, only the points changed,
+    // so only each line's path is rewritten; the axes, legend and grid stay.
+    if (this.frame && fixedAxis(next.x) && fixedAxis(next.y) && next.series.every((s) => s.markers === false) && withoutPoints(prev) === withoutPoints(next)) {
+      const paths = this.svg.selectAll<SVGPathElement, unknown>('g.lines path.line').nodes();
+      next.series.forEach((s, k) => paths[k]?.setAttribute('d', this.frame!.path(s.points) ?? ''));
+      return true;
+    }
     if (!this.frame || !prev.marker || !next.marker || withoutMarker(prev) !== withoutMarker(next)) return false;
     // The marker moved: only if both stay inside the data's x range (else the axis would change).
     const [a, b] = [this.frame.x(next.marker.x), this.frame.x(prev.marker.x)];
@@ -125,7 +138,7 @@ export class LineChart extends XYChart<LineSpec> {
       .call(axisLeft(y).tickValues(yt).tickFormat((v) => fy(Number(v))).tickSizeOuter(0));
     this.axisTitles(spec.x.label, spec.y.label, left, right, top, bottom);
 
-    this.frame = { x, top, bottom, right };
+    this.frame = { x, top, bottom, right, path: () => null };
     if (spec.marker) this.drawMarker(spec.marker);
 
     // Lines stay inside the plot area (reference lines may run past the axes).
@@ -135,6 +148,7 @@ export class LineChart extends XYChart<LineSpec> {
     const lines = this.svg.append('g').attr('class', 'lines').attr('clip-path', `url(#${clip})`);
     const ok = (p: { x: number; y: number }) => Number.isFinite(x(p.x)) && Number.isFinite(y(p.y));
     const path = d3line<{ x: number; y: number }>().defined(ok).x((p) => x(p.x)).y((p) => y(p.y));
+    this.frame = { x, top, bottom, right, path: (ps) => path(ps) };
     const marks: Mark[] = [];
     spec.series.forEach((s, si) => {
       const color = s.color ?? si;

@@ -8,9 +8,10 @@
  *   const w = qkWorker();                                   // null where module workers fail
  *   const r = await w.call('attention', [options], 'c7');   // AttentionResult
  *   const t = await w.time('forward', [options], 3, 1200);  // { warm, times } in ms, in the worker
+ *   const p = await w.train({ op: 'step', run: 'a', steps: 50, evalEvery: 25, budgetMs: 80, view });  // TrainProgress
  */
 import { Coalescer } from './coalesce';
-import type { TimedMethod, WorkerMethod, WorkerRequest, WorkerResponse, WorkerTiming } from './protocol';
+import type { TimedMethod, TrainOp, WorkerMethod, WorkerRequest, WorkerResponse, WorkerTiming } from './protocol';
 
 /** What the client needs of a Worker (a MessagePort or a test double works too). */
 export interface Port {
@@ -55,6 +56,15 @@ export class QkWorker {
   /** Times method(...args) in the worker: one warm-up, then reps calls (1 if the warm-up took over slowMs / 3). */
   time(method: TimedMethod, args: unknown[], reps: number, slowMs: number, channel?: string): Promise<WorkerTiming> {
     return this.channels.submit(channel, () => this.send<WorkerTiming>({ id: 0, kind: 'time', method, args, reps, slowMs }));
+  }
+
+  /**
+   * One operation of the training channel (protocol.ts TrainOp, worker side train-runs.ts).
+   * Steps must not be dropped, so training requests are usually sent without a channel (in
+   * order); a `channel` coalesces them like `call` (e.g. the attention view of a paused run).
+   */
+  train<T = unknown>(op: TrainOp, channel?: string): Promise<T> {
+    return this.channels.submit(channel, () => this.send<T>({ id: 0, kind: 'train', op }));
   }
 
   terminate(): void {

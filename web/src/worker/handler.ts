@@ -6,6 +6,7 @@
  */
 import type { QkScope, QkScopeTiled } from '@qkscope/wasm';
 import type { TimedMethod, WorkerMethod, WorkerRequest, WorkerResponse, WorkerTiming } from './protocol';
+import { TrainRuns } from './train-runs';
 
 const METHODS: readonly WorkerMethod[] = ['forward', 'backward', 'attention', 'attentionBackward', 'multiHeadForward', 'linearAttention'];
 const TIMED: readonly TimedMethod[] = ['forward', 'backward', 'attention', 'attentionBackward'];
@@ -21,7 +22,15 @@ async function timedFn(qk: QkScope, method: TimedMethod): Promise<Fn> {
   return qk[method] as Fn;
 }
 
+/** The trainers of each loaded module (one per worker; Node tests may load one module). */
+const trainRuns = new WeakMap<QkScope, TrainRuns>();
+
 async function run(req: WorkerRequest, qk: QkScope, now: () => number): Promise<unknown> {
+  if (req.kind === 'train') {
+    let runs = trainRuns.get(qk);
+    if (!runs) trainRuns.set(qk, (runs = new TrainRuns(qk, now)));
+    return runs.run(req.op);
+  }
   if (req.kind === 'call') {
     if (!METHODS.includes(req.method)) throw new RangeError(`worker: unknown method '${String(req.method)}' (known: ${METHODS.join(', ')})`);
     return await (qk[req.method] as Fn)(...req.args);

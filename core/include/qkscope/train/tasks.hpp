@@ -11,6 +11,10 @@
 //   recall:  p (key, value) pair tokens, then q query keys; each query must output the
 //            value paired with its key (associative recall, as in Ba et al. 2016 and the
 //            "Zoology" MQAR task, Arora et al. 2024, with each pair as one token)
+//   text:    next character of a caller-supplied text (train/text.hpp): a window of L
+//            characters, every position predicts the character after it (causal mask
+//            only); training windows at seeded offsets of the first 90%, held-out windows
+//            the consecutive windows of the last 10% (the same for every seed)
 #pragma once
 
 #include <array>
@@ -23,6 +27,7 @@
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/detail/rng.hpp"
+#include "qkscope/train/text.hpp"
 
 namespace qkscope::train {
 
@@ -33,17 +38,33 @@ struct Batch {
   std::vector<int> targets;  // B*L entries in [0, vocab) or -1 (not an answer position)
 };
 
+/// What a task's fill may read besides the rng: the encoded corpus (tasks that read text;
+/// null otherwise), whether the held-out set is being drawn, and the sequence's index in it.
+struct Draw {
+  const std::vector<int>* corpus = nullptr;
+  bool heldout = false;
+  int index = 0;
+};
+
 namespace task {
+
+/// Defaults of the generated tasks: any mask, no corpus, eval_size held-out sequences drawn
+/// from their own seeded stream.
+struct Generated {
+  static constexpr bool causal_only = false;
+  static constexpr bool reads_corpus = false;
+  static int heldout_size(int eval_size, int, const std::vector<int>*) { return eval_size; }
+};
 
 inline int uniform_int(detail::Rng& rng, int n) { return int(rng.next_u64() % std::uint64_t(n)); }
 
 /// Sequence reversal over 10 digit tokens and one blank (token 10).
-struct Reverse {
+struct Reverse : Generated {
   static constexpr const char* name = "reverse";
   static constexpr const char* label = "Reverse a sequence";
   static constexpr int min_length = 2;
   static int vocab(int) { return 11; }
-  static void fill(detail::Rng& rng, int L, int* tok, int* tgt) {
+  static void fill(detail::Rng& rng, int L, const Draw&, int* tok, int* tgt) {
     const int n = L / 2;
     for (int i = 0; i < L; ++i) tok[i] = 10, tgt[i] = -1;
     for (int i = 0; i < n; ++i) tok[i] = uniform_int(rng, 10);
@@ -52,12 +73,12 @@ struct Reverse {
 };
 
 /// Copy: like Reverse, but blank k outputs x_k.
-struct Copy {
+struct Copy : Generated {
   static constexpr const char* name = "copy";
   static constexpr const char* label = "Copy a sequence";
   static constexpr int min_length = 2;
   static int vocab(int) { return 11; }
-  static void fill(detail::Rng& rng, int L, int* tok, int* tgt) {
+  static void fill(detail::Rng& rng, int L, const Draw&, int* tok, int* tgt) {
     const int n = L / 2;
     for (int i = 0; i < L; ++i) tok[i] = 10, tgt[i] = -1;
     for (int i = 0; i < n; ++i) tok[i] = uniform_int(rng, 10);
@@ -68,14 +89,14 @@ struct Copy {
 /// Associative recall: kKeys keys, kValues values; pair token k*kValues + v, query token
 /// kKeys*kValues + k. q = max(1, L/3) queries after p = L - q pairs with distinct keys;
 /// each query asks for a key present in the pairs.
-struct Recall {
+struct Recall : Generated {
   static constexpr const char* name = "recall";
   static constexpr const char* label = "Associative recall";
   static constexpr int kKeys = 16, kValues = 8;
   static constexpr int min_length = 3;
   static int vocab(int) { return kKeys * kValues + kKeys; }
   static int queries(int L) { return L / 3 > 1 ? L / 3 : 1; }
-  static void fill(detail::Rng& rng, int L, int* tok, int* tgt) {
+  static void fill(detail::Rng& rng, int L, const Draw&, int* tok, int* tgt) {
     const int q = queries(L), p = L - q < kKeys ? L - q : kKeys;
     std::array<int, kKeys> keys{};
     for (int k = 0; k < kKeys; ++k) keys[std::size_t(k)] = k;
@@ -96,10 +117,34 @@ struct Recall {
   }
 };
 
+/// Next character of a text (see the file header and train/text.hpp).
+struct Text {
+  static constexpr const char* name = "text";
+  static constexpr const char* label = "Next character of a text";
+  static constexpr int min_length = 1;
+  static constexpr bool causal_only = true;  // position i must not see its own answer i + 1
+  static constexpr bool reads_corpus = true;
+  static int vocab(int) { return kTextVocab; }
+  /// Every held-out window when eval_size is larger than their number.
+  static int heldout_size(int eval_size, int L, const std::vector<int>* corpus) {
+    const int w = corpus ? heldout_windows(corpus->size(), L) : 0;
+    return eval_size < w ? eval_size : w;
+  }
+  static void fill(detail::Rng& rng, int L, const Draw& d, int* tok, int* tgt) {
+    const std::vector<int>& c = *d.corpus;
+    const std::size_t split = heldout_start(c.size());
+    // Training: offset uniform in [0, split - L - 1], so the window and its last target
+    // lie in the training part. Held-out: window `index` of the consecutive ones.
+    const std::size_t s = d.heldout ? split + std::size_t(d.index) * std::size_t(L)
+                                    : std::size_t(rng.next_u64() % std::uint64_t(split - std::size_t(L)));
+    for (int i = 0; i < L; ++i) tok[i] = c[s + std::size_t(i)], tgt[i] = c[s + std::size_t(i) + 1];
+  }
+};
+
 }  // namespace task
 
 /// Every task, in the order the tutorial presents them.
-using Tasks = std::tuple<task::Reverse, task::Recall, task::Copy>;
+using Tasks = std::tuple<task::Reverse, task::Recall, task::Copy, task::Text>;
 
 struct TaskInfo {
   const char* name;
@@ -137,25 +182,56 @@ inline int task_vocab(std::string_view name, int L) {
   return v;
 }
 
-/// Checks the task name and that L is long enough for it; messages name the argument.
-inline void validate_task(std::string_view name, int L) {
+/// Checks the task name, that L is long enough for it, its mask and its corpus (encoded;
+/// null when none was given): messages name the argument. A task that reads a corpus needs
+/// one whose training part and held-out part each hold a window of L + 1 characters.
+inline void validate_task(std::string_view name, int L, bool causal = false, const std::vector<int>* corpus = nullptr) {
   visit_task(name, [&](auto t) {
-    detail::require(L >= decltype(t)::min_length,
-                    "length: task '" + std::string(name) + "' needs sequence length >= " +
-                        std::to_string(decltype(t)::min_length) + ", got " + std::to_string(L));
+    using Task = decltype(t);
+    const std::string task = "task '" + std::string(name) + "'";
+    detail::require(L >= Task::min_length, "length: " + task + " needs sequence length >= " +
+                                               std::to_string(Task::min_length) + ", got " + std::to_string(L));
+    if constexpr (Task::causal_only)
+      detail::require(causal, "mask: " + task + " predicts the next token at every position and needs the causal mask");
+    if constexpr (Task::reads_corpus) {
+      const std::size_t n = corpus ? corpus->size() : 0;
+      const std::size_t need = 10 * (std::size_t(L) + 1) + 10;  // >= L + 1 in each part
+      detail::require(n >= need, "text: " + task + " needs a text of at least " + std::to_string(need) +
+                                     " characters (after encoding) at length " + std::to_string(L) + ", got " +
+                                     std::to_string(n));
+    } else {
+      detail::require(!corpus || corpus->empty(), "text: " + task + " reads no text; leave text empty");
+    }
   });
 }
 
+/// Whether task `name` reads a corpus (TrainConfig::text).
+inline bool task_reads_corpus(std::string_view name) {
+  bool r = false;
+  visit_task(name, [&](auto t) { r = decltype(t)::reads_corpus; });
+  return r;
+}
+
 /// B sequences of task `name` at length L drawn from rng (advances rng; same draws on
-/// every platform). Throws std::invalid_argument for an unknown task, B < 1 or a too
-/// short L.
-inline Batch make_batch(std::string_view name, int B, int L, detail::Rng& rng) {
+/// every platform); `heldout` draws the held-out set (a text task's fixed windows, B at
+/// most heldout_size). Throws std::invalid_argument for an unknown task, B < 1, a too
+/// short L or a missing or too short corpus.
+inline Batch make_batch(std::string_view name, int B, int L, detail::Rng& rng, const std::vector<int>* corpus = nullptr,
+                        bool heldout = false) {
   detail::require(B >= 1, "batch must be >= 1, got " + std::to_string(B));
-  validate_task(name, L);
+  visit_task(name, [&](auto t) {
+    using Task = decltype(t);
+    // The mask is the model's (validate(TrainConfig) checks it); data needs none.
+    validate_task(name, L, true, Task::reads_corpus ? corpus : nullptr);
+    if (heldout)
+      detail::require(B <= Task::heldout_size(B, L, corpus), "eval_size: task '" + std::string(name) + "' has " +
+                                                               std::to_string(Task::heldout_size(B, L, corpus)) +
+                                                               " held-out windows, asked for " + std::to_string(B));
+  });
   Batch out{B, L, std::vector<int>(std::size_t(B) * std::size_t(L)), std::vector<int>(std::size_t(B) * std::size_t(L))};
   visit_task(name, [&](auto t) {
     for (int b = 0; b < B; ++b)
-      decltype(t)::fill(rng, L, out.tokens.data() + std::size_t(b) * std::size_t(L),
+      decltype(t)::fill(rng, L, Draw{corpus, heldout, b}, out.tokens.data() + std::size_t(b) * std::size_t(L),
                         out.targets.data() + std::size_t(b) * std::size_t(L));
   });
   return out;

@@ -34,6 +34,9 @@ struct TrainConfig {
   int batch = 32;                // sequences per step, in [1, 4096]
   int eval_size = 256;           // held-out sequences, in [1, 65536]
   std::uint64_t seed = 0;        // data, parameters and noise
+  /// The corpus of a task that reads text (task "text"; encoded by encode_text, text.hpp),
+  /// supplied by the caller: the core reads no files. Must be empty for the other tasks.
+  std::string text;
 };
 
 /// Held-out metrics.
@@ -53,7 +56,8 @@ struct TrainState {
 /// Checks the settings; std::invalid_argument names the argument and its value (unknown
 /// task: lists the known ones; length too small for the task: names both).
 inline void validate(const TrainConfig& c) {
-  validate_task(c.task, c.model.length);
+  const std::vector<int> corpus = encode_text(c.text);
+  validate_task(c.task, c.model.length, c.model.causal, c.text.empty() ? nullptr : &corpus);
   ModelConfig m = c.model;
   m.vocab = task_vocab(c.task, c.model.length);
   validate(m);
@@ -71,8 +75,12 @@ class Trainer {
     validate(c_);
     c_.model.vocab = task_vocab(c_.task, c_.model.length);
     params_ = init_model<T>(c_.model, c_.seed);
+    if (task_reads_corpus(c_.task)) corpus_ = encode_text(c_.text);
+    const std::vector<int>* corpus = corpus_.empty() ? nullptr : &corpus_;
+    int eval_size = 0;
+    visit_task(c_.task, [&](auto t) { eval_size = decltype(t)::heldout_size(c_.eval_size, c_.model.length, corpus); });
     detail::Rng eval_rng(c_.seed ^ 0xe7a1ull << 32);
-    heldout_ = make_batch(c_.task, c_.eval_size, c_.model.length, eval_rng);
+    heldout_ = make_batch(c_.task, eval_size, c_.model.length, eval_rng, corpus, true);
   }
 
   /// Runs up to n >= 1 steps; returns the loss (nats, before the update) of each step that
@@ -81,7 +89,7 @@ class Trainer {
     detail::require(n >= 1, "steps must be >= 1, got " + std::to_string(n));
     std::vector<double> losses;
     for (long i = 0; i < n && !state_.diverged; ++i) {
-      const Batch batch = make_batch(c_.task, c_.batch, c_.model.length, rng_);
+      const Batch batch = make_batch(c_.task, c_.batch, c_.model.length, rng_, corpus_.empty() ? nullptr : &corpus_);
       const MultiHeadConfig<T> mha = config_for(std::uint64_t(state_.steps) + 1);
       const std::string where = "step " + std::to_string(state_.steps + 1) + ": ";
       try {
@@ -155,7 +163,10 @@ class Trainer {
   const TrainState& state() const { return state_; }
   const TrainConfig& config() const { return c_; }
   const ModelParams<T>& params() const { return params_; }
+  /// The held-out set: eval_size sequences (a text task: at most its held-out windows).
   const Batch& heldout() const { return heldout_; }
+  /// The encoded corpus (empty for the generated tasks).
+  const std::vector<int>& corpus() const { return corpus_; }
 
  private:
   /// The layers' settings; a sampling normalizer (one whose Options has a seed) gets a
@@ -179,6 +190,7 @@ class Trainer {
   AdamW<T> opt_;
   detail::Rng rng_;
   ModelParams<T> params_;
+  std::vector<int> corpus_;  // encoded text (tasks that read one)
   Batch heldout_;
   TrainState state_;
 };
