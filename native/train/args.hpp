@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -178,10 +179,14 @@ inline Args parse(int argc, char** argv) {
     else if (f == "--text-name") a.text_name = v;
 
     else if (f == "--text") {
+      // A directory opens as a stream on Linux and reads as empty: say what it is.
+      std::error_code ec;
+      if (std::filesystem::is_directory(v, ec)) die("--text: '" + v + "' is a directory, not a text file");
       std::ifstream in(v, std::ios::binary);
       if (!in) die("--text: cannot read '" + v + "'");
       std::ostringstream ss;
       ss << in.rdbuf();
+      if (in.bad()) die("--text: reading '" + v + "' failed");
       a.cfg.text = ss.str();
     }
     else if (f == "--threads") parse_int(f, v, 1, 1);

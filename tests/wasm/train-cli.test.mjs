@@ -35,6 +35,7 @@ test('hostile arguments: exit status 2 and a message naming the flag', () => {
       [['--len', '1'], /task 'reverse' needs sequence length >= 2, got 1/],
       [['--task', 'text', '--mask', 'causal', '--text', join(dir, 'missing.txt')], /--text: cannot read/],
       [['--task', 'text', '--mask', 'causal', '--text', empty], /needs a text of at least 140 characters/],
+      [['--task', 'text', '--mask', 'causal', '--text', dir], /--text: '.*' is a directory, not a text file/],
       [['--seed', String(2 ** 53)], /--seed must be in \[0, 9007199254740991\]/],
       // The last argument an unknown flag: named as unknown, not as missing its value.
       [['--bogus'], /unknown flag '--bogus'/],
@@ -64,5 +65,9 @@ test('a run that diverges at its first step is reported, with - for its loss and
   const row = r.out.split('\n').find((l) => l.startsWith('scaled_dot '));
   assert.match(row, /^scaled_dot +- +- +0\.\d{3} +0\.\d{3} +- +DIVERGED$/);
   assert.doesNotMatch(r.out, /nan/i);
-  assert.match(r.out, /scaled_dot: training diverged at step 1: a parameter became non-finite/);
+  assert.match(r.out, /scaled_dot: training diverged at step 1: a parameter became non-finite after the update \(learning rate or weight decay too large\?\)/);
+  // The same stop from the weight decay alone (the message named only the learning rate).
+  const wd = run('--weight-decay', '1e300', '--steps', '3');
+  assert.match(wd.out, /DIVERGED/);
+  assert.match(wd.out, /learning rate or weight decay too large/);
 });

@@ -130,7 +130,7 @@ class Trainer {
         bool finite = true;
         for_each_tensor<T>(next, next, [&](const std::string&, auto& p, auto&) { finite = finite && p.allFinite(); });
         if (!finite) {
-          diverge(where + "a parameter became non-finite after the update (learning rate too large?)");
+          diverge(where + "a parameter became non-finite after the update (learning rate or weight decay too large?)");
           break;
         }
         params_ = std::move(next);
