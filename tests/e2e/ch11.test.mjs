@@ -185,6 +185,13 @@ test('bad settings are rejected with a message; a diverging run says so and draw
       assert.match(await page.locator(tid('c11-lr-error')).textContent(), /^lr \(learning rate\) must be finite and > 0, got /);
       assert.equal(await page.locator(tid('c11-train')).isDisabled(), true);
     }
+    // Outside the page's range: named, not clamped in silence (1e300 trained at 1e9 while the field said 1e300).
+    for (const text of ['1e300', '1e-7']) {
+      await lr.fill(text);
+      await page.waitForFunction((s) => document.querySelector('[data-testid="c11-lr-error"]').textContent.includes(`got ${s}`), text);
+      assert.equal(await page.locator(tid('c11-lr-error')).textContent(), `This page trains with learning rates from 1e-6 to 1e9, got ${text}.`);
+      assert.equal(await page.locator(tid('c11-train')).isDisabled(), true);
+    }
     assert.doesNotMatch(await page.evaluate(() => location.search), /c11\.lr/, 'a rejected rate never reaches the URL');
 
     // Divergence: bilinear scores overflow at an absurd learning rate (docs/facts.md §11b).
