@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -23,8 +24,8 @@ struct Args {
   long steps = 500;
   int eval_every = 25;
   std::string json;
-  std::string save_model;
-  std::string text_name;   // --text-name: where the text came from (recorded in --save-model files)  // --save-model PATH ({score} replaced by the score's name)
+  std::string save_model;  // --save-model PATH ({score} replaced by the score's name)
+  std::string text_name;   // --text-name: where the text came from (recorded in --save-model files)
   bool progress = false;
 };
 
@@ -120,6 +121,25 @@ inline void usage() {
       qkscope::train::known_tasks().c_str());
 }
 
+/// The flags that take a value (every flag but --help and --progress).
+inline bool takes_value(const std::string& f) {
+  static const char* const flags[] = {"--task", "--score", "--steps", "--seed", "--lr", "--weight-decay", "--clip",
+                                      "--batch", "--len", "--width", "--heads", "--layers", "--normalizer",
+                                      "--norm-option", "--eval-size", "--eval-every", "--json", "--save-model",
+                                      "--text-name", "--text", "--threads", "--mask"};
+  for (const char* g : flags)
+    if (f == g) return true;
+  return false;
+}
+
+/// Fails now, not after the training: a path that cannot be written ({score}: the first run's).
+inline void check_writable(const std::string& flag, std::string path, const std::string& score) {
+  if (const auto at = path.find("{score}"); at != std::string::npos) path.replace(at, 7, score);
+  const bool existed = std::ifstream(path).good();
+  if (!std::ofstream(path, std::ios::app)) die("cannot write " + flag + " " + path);
+  if (!existed) std::remove(path.c_str());
+}
+
 inline Args parse(int argc, char** argv) {
   Args a;
   a.cfg.model.length = 12;
@@ -132,6 +152,7 @@ inline Args parse(int argc, char** argv) {
       continue;
     }
     if (f.rfind("--", 0) != 0) die("unexpected argument '" + f + "'");
+    if (!takes_value(f)) die("unknown flag '" + f + "'");
     if (i + 1 >= argc) die(f + " needs a value");
     const std::string v = argv[++i];
     if (f == "--task") a.cfg.task = v;
@@ -140,7 +161,7 @@ inline Args parse(int argc, char** argv) {
       for (const auto& s : qkscope::score_infos()) a.scores.emplace_back(s.name);
     } else if (f == "--score") a.scores = split(v);
     else if (f == "--steps") a.steps = parse_int(f, v, 1, 10'000'000);
-    else if (f == "--seed") a.cfg.seed = std::uint64_t(parse_int(f, v, 0, (1L << 53)));
+    else if (f == "--seed") a.cfg.seed = std::uint64_t(parse_int(f, v, 0, (1L << 53) - 1));  // as createTrainer
     else if (f == "--lr") a.cfg.optimizer.lr = parse_number(f, v);
     else if (f == "--weight-decay") a.cfg.optimizer.weight_decay = parse_number(f, v);
     else if (f == "--clip") a.cfg.optimizer.clip_norm = parse_number(f, v);
@@ -158,10 +179,14 @@ inline Args parse(int argc, char** argv) {
     else if (f == "--text-name") a.text_name = v;
 
     else if (f == "--text") {
+      // A directory opens as a stream on Linux and reads as empty: say what it is.
+      std::error_code ec;
+      if (std::filesystem::is_directory(v, ec)) die("--text: '" + v + "' is a directory, not a text file");
       std::ifstream in(v, std::ios::binary);
       if (!in) die("--text: cannot read '" + v + "'");
       std::ostringstream ss;
       ss << in.rdbuf();
+      if (in.bad()) die("--text: reading '" + v + "' failed");
       a.cfg.text = ss.str();
     }
     else if (f == "--threads") parse_int(f, v, 1, 1);
@@ -171,6 +196,9 @@ inline Args parse(int argc, char** argv) {
     } else die("unknown flag '" + f + "'");
   }
   if (a.scores.empty()) die("--score needs at least one scoring function");
+  for (std::size_t i = 0; i < a.scores.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (a.scores[i] == a.scores[k]) die("--score lists '" + a.scores[i] + "' twice");
   if (a.scores.size() > 1 && !a.save_model.empty() && a.save_model.find("{score}") == std::string::npos)
     die("--save-model with several scores needs {score} in the path, got '" + a.save_model + "'");
   try {
@@ -180,6 +208,8 @@ inline Args parse(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     die(e.what());
   }
+  if (!a.json.empty()) check_writable("--json", a.json, a.scores.front());
+  if (!a.save_model.empty()) check_writable("--save-model", a.save_model, a.scores.front());
   return a;
 }
 

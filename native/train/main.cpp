@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -90,9 +91,12 @@ void print_table(const std::vector<Run>& runs) {
   for (const Run& r : runs) {
     const EvalResult& e = r.evals.back().r;
     const std::string s95 = r.steps_to_95 < 0 ? "-" : std::to_string(r.steps_to_95);
-    std::printf("%-18s %12s %11.4f %10.3f %10.3f %9.3f%s\n", r.score.c_str(), s95.c_str(),
-                r.losses.empty() ? NAN : r.losses.back(), e.token_accuracy, e.sequence_accuracy, r.ms_per_step,
-                r.state.diverged ? "  DIVERGED" : "");
+    // A run that diverged at its first step has no loss and no time per step: '-', not nan.
+    char loss[32] = "-", ms[32] = "-";
+    if (!r.losses.empty()) std::snprintf(loss, sizeof loss, "%.4f", r.losses.back());
+    if (!r.losses.empty()) std::snprintf(ms, sizeof ms, "%.3f", r.ms_per_step);
+    std::printf("%-18s %12s %11s %10.3f %10.3f %9s%s\n", r.score.c_str(), s95.c_str(), loss, e.token_accuracy,
+                e.sequence_accuracy, ms, r.state.diverged ? "  DIVERGED" : "");
   }
   for (const Run& r : runs)
     if (r.state.diverged) std::printf("%s: %s\n", r.score.c_str(), r.state.message.c_str());
@@ -148,7 +152,12 @@ int main(int argc, char** argv) {
   {
     qkscope_bench::Progress bar("training", a.steps * long(a.scores.size()),
                                 qkscope_bench::progress_wanted(a.progress));
-    for (const auto& s : a.scores) runs.push_back(train_one(a, s, bar));
+    // validate() bounds the memory a run needs, but the machine may still have less.
+    try {
+      for (const auto& s : a.scores) runs.push_back(train_one(a, s, bar));
+    } catch (const std::bad_alloc&) {
+      qkscope_train::die("out of memory: lower --batch, --eval-size, --len, --heads or --layers");
+    }
   }
   print_table(runs);
   if (!a.json.empty()) write_json(a, runs, cpu);

@@ -149,7 +149,14 @@ test('hostile weights files are rejected with the field named; the module stays 
   bad((w) => { w.layers = good.layers + 1; }, new RegExp(esc(`weights.params["layers[${good.layers}].W_Q"] must be an object`)));
   bad((w) => { w.params = []; }, /weights\.params must be an object of tensors/);
   bad((w) => { delete w.params.E; }, /weights\.params\["E"\] must be an object \{shape, data\}, got undefined/);
-  bad((w) => { w.params.E.shape = [d, V]; }, new RegExp(esc(`weights.params["E"].shape must be [${V}, ${d}], got`)));
+  bad((w) => { w.params.E.shape = [d, V]; }, new RegExp(esc(`weights.params["E"].shape must be [${V}, ${d}], got [${d}, ${V}]`)));
+  bad((w) => { w.params.E.shape = [1e9, -1, 2]; }, new RegExp(esc(`weights.params["E"].shape must be [${V}, ${d}], got [1000000000, -1, 2]`)));
+  bad((w) => { w.params.E.shape = [String(V), d]; }, /shape must be .*, got an array whose entry 0 is a string/);
+  bad((w) => { w.params.E.shape = new Array(1e6).fill(1); }, /shape must be .*, got an array of 1000000 entries/);
+  // A 100 MB string is rejected by its length, before it is copied into the heap (took seconds).
+  const t0 = performance.now();
+  bad((w) => { w.params.E.data = 'A'.repeat(100_000_000); }, /weights\.params\["E"\]\.data must be \d+ base64 characters \(\d+ float32 values\), got 100000000/);
+  assert.ok(performance.now() - t0 < 1500, `${performance.now() - t0} ms`);
   bad((w) => { w.params.b_out.shape = [V, 1]; }, new RegExp(esc(`weights.params["b_out"].shape must be [${V}]`)));
   bad((w) => { w.params.E.data = w.params.E.data.slice(0, -8); }, /weights\.params\["E"\]\.data must be \d+ base64 characters/);
   bad((w) => { w.params.E.data = '!' + w.params.E.data.slice(1); }, /weights\.params\["E"\]\.data is not base64: character 0 is '!'/);

@@ -22,6 +22,9 @@ test('the task registry matches TaskName in types/train.d.ts', () => {
   const dts = readFileSync(new URL('../../wasm/types/train.d.ts', import.meta.url), 'utf8');
   const declared = [...dts.match(/export type TaskName =([^;]+);/)[1].matchAll(/'([a-z_]+)'/g)].map((m) => m[1]);
   assert.deepEqual(tr.tasks.map((t) => t.name), declared);
+  // Which task needs a text (the chapter offers only the others): 'text' alone.
+  assert.deepEqual(tr.tasks.filter((t) => t.readsText).map((t) => t.name), ['text']);
+  assert.ok(tr.tasks.every((t) => typeof t.readsText === 'boolean'));
 });
 
 test('a short reversal run lowers the loss and learns the anti-diagonal', () => {
@@ -58,6 +61,8 @@ test('bad options and arguments throw RangeErrors naming them; the module stays 
   bad({ score: 'dott' }, /unknown scoring function 'dott'/);
   bad({ mask: 'upper' }, /mask must be 'none' or 'causal'/);
   bad({ learningRate: 0.1 }, /unknown option 'learningRate'/);
+  // Bounded before allocation: this ran out of the WebAssembly heap after seconds of work.
+  bad({ length: 4096 }, /batch \(32\) x heads \(1\) x layers \(1\) x length\^2 \(4096\^2\) attention weights must be at most 67108864/);
   const t = tr.createTrainer({ length: 6, width: 8, batch: 4, evalSize: 8 });
   try {
     assert.throws(() => t.step(0), (e) => e instanceof RangeError && /steps/.test(e.message));

@@ -130,7 +130,7 @@ JsTrainer* create_trainer(val opts) {
   return out.release();
 }
 
-/// [{name, label, minLength}], in registry order.
+/// [{name, label, minLength, readsText}], in registry order.
 val js_tasks() {
   val list = val::array();
   int i = 0;
@@ -139,6 +139,7 @@ val js_tasks() {
     o.set("name", std::string(t.name));
     o.set("label", std::string(t.label));
     o.set("minLength", t.min_length);
+    o.set("readsText", t.reads_corpus);
     list.set(i++, o);
   }
   return list;

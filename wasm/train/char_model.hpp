@@ -40,6 +40,20 @@ int field_int(const val& w, const char* key, double lo, double hi) {
   return int(integer(w[key], f, lo, hi));
 }
 
+/// A shape as the file gave it, for messages: "[32, 24]" for a short array of numbers,
+/// "an array of 3 entries, entry 0 a string" otherwise, else describe().
+inline std::string describe_shape(const val& s) {
+  if (absent(s) || !s.isArray()) return describe(s);
+  const double n = s["length"].as<double>();
+  if (n > 8) return "an array of " + detail::num_g(n, 12) + " entries";
+  std::string out = "[";
+  for (int k = 0; k < int(n); ++k) {
+    if (!s[k].isNumber()) return "an array whose entry " + std::to_string(k) + " is " + describe(s[k]);
+    out += (k ? ", " : "") + detail::num_g(s[k].as<double>(), 12);
+  }
+  return out + "]";
+}
+
 /// One tensor of params: shape [rows, cols] ([n] for a vector) and its base64 data.
 template <class M>
 void read_tensor(const val& params, const std::string& name, M& x) {
@@ -53,8 +67,14 @@ void read_tensor(const val& params, const std::string& name, M& x) {
   bool ok = !absent(s) && s.isArray() && s["length"].as<int>() == (vec ? 1 : 2);
   for (int k = 0; ok && k < (vec ? 1 : 2); ++k)
     ok = s[k].isNumber() && s[k].as<double>() == double(k == 0 ? x.rows() : x.cols());
-  if (!ok) fail(f + ".shape must be " + want + ", got " + describe(s));
-  if (!t["data"].isString()) fail(f + ".data must be a base64 string, got " + describe(t["data"]));
+  if (!ok) fail(f + ".shape must be " + want + ", got " + describe_shape(s));
+  const val data = t["data"];
+  if (!data.isString()) fail(f + ".data must be a base64 string, got " + describe(data));
+  // The length first: a huge string is rejected before it is copied into the heap (100 MB took seconds).
+  const std::size_t chars = (std::size_t(x.size()) * 4 + 2) / 3 * 4;
+  if (const double n = data["length"].as<double>(); n != double(chars))
+    fail(f + ".data must be " + std::to_string(chars) + " base64 characters (" + std::to_string(x.size()) +
+         " float32 values), got " + detail::num_g(n, 12));
   const std::vector<float> v =
       train::floats_from_base64(t["data"].as<std::string>(), std::size_t(x.size()), f + ".data");
   for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = v[std::size_t(i)];

@@ -20,6 +20,11 @@ export interface TaskInfo {
   readonly label: string;
   /** Smallest sequence length the task accepts. */
   readonly minLength: number;
+  /**
+   * True for a task that trains on a caller's text (`TrainerOptions.text`, mask 'causal':
+   * 'text'); false for the tasks that generate their own data.
+   */
+  readonly readsText: boolean;
 }
 
 export interface TrainerOptions {

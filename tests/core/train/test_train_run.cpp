@@ -116,6 +116,11 @@ TEST_CASE("training: bad settings name the argument and the value", "[train][err
   bad([](TrainConfig& c) { c.optimizer.weight_decay = -0.1; }, "weight_decay must be finite and >= 0, got -0.1");
   bad([](TrainConfig& c) { c.optimizer.clip_norm = 0; }, "clip_norm must be > 0, got 0");
   bad([](TrainConfig& c) { c.eval_size = 0; }, "eval_size must be in [1, 65536], got 0");
+  // Memory is bounded before anything is allocated (a bad_alloc aborted the native driver).
+  bad([](TrainConfig& c) { c.model.length = 4096, c.batch = 4096; },
+      "batch (4096) x heads (1) x layers (1) x length^2 (4096^2) attention weights must be at most 67108864");
+  bad([](TrainConfig& c) { c.model.length = 1024, c.eval_size = 256, c.batch = 1; },
+      "eval_size (256) x heads (1) x layers (1) x length^2 (1024^2) attention weights must be at most 67108864, got 268435456");
   Trainer<float> t(small("reverse", "scaled_dot"));
   CHECK_THROWS_WITH(t.step(0), "steps must be >= 1, got 0");
   CHECK_THROWS_WITH(t.step(-3), "steps must be >= 1, got -3");

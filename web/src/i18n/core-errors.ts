@@ -30,7 +30,7 @@ const ZH_FALLBACK = '核心拒绝了这组输入：某个参数的形状或取�
 const ZH_DIVERGED: Rule[] = [
   [/^loss is (\S+)$/, (m) => `损失为 ${m[1]}`],
   [/^gradient norm is (\S+)$/, (m) => `梯度范数为 ${m[1]}`],
-  [/^a parameter became non-finite/, () => '更新后有参数不再是有限的数（学习率过大？）'],
+  [/^a parameter became non-finite/, () => '更新后有参数不再是有限的数（学习率或权重衰减过大？）'],
   [/overflow/, () => '分数溢出（对这个精度而言，缩放或输入过大）'],
 ];
 

@@ -150,11 +150,13 @@ struct TaskInfo {
   const char* name;
   const char* label;
   int min_length;
+  bool reads_corpus;  // needs TrainConfig::text (and the causal mask); the others generate their data
 };
 
 inline auto task_infos() {
   return std::apply([](auto... t) { return std::array<TaskInfo, sizeof...(t)>{
-                                        TaskInfo{decltype(t)::name, decltype(t)::label, decltype(t)::min_length}...}; },
+                                        TaskInfo{decltype(t)::name, decltype(t)::label, decltype(t)::min_length,
+                                                 decltype(t)::reads_corpus}...}; },
                     Tasks{});
 }
 

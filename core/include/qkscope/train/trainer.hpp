@@ -13,9 +13,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qkscope/detail/check.hpp"
@@ -53,6 +55,10 @@ struct TrainState {
   std::string message;   // why training stopped (empty unless diverged)
 };
 
+/// Most attention weights one batch may hold: batch (or held-out size) x heads x layers x
+/// length^2 (2^26; see validate).
+inline constexpr double kMaxAttentionEntries = double(1L << 26);
+
 /// Checks the settings; std::invalid_argument names the argument and its value (unknown
 /// task: lists the known ones; length too small for the task: names both).
 inline void validate(const TrainConfig& c) {
@@ -65,6 +71,21 @@ inline void validate(const TrainConfig& c) {
   detail::require(c.batch >= 1 && c.batch <= 4096, "batch must be in [1, 4096], got " + std::to_string(c.batch));
   detail::require(c.eval_size >= 1 && c.eval_size <= 65536,
                   "eval_size must be in [1, 65536], got " + std::to_string(c.eval_size));
+  // Memory, checked before anything is allocated: a forward pass keeps every head's (L, L)
+  // attention weights of its whole batch for the backward pass, and the held-out set runs as
+  // one batch, so sequences x heads x layers x L^2 floats (several copies of that). A bad_alloc
+  // would abort the native driver and fill a browser tab; the bound keeps one copy <= 256 MiB.
+  int heldout = 0;
+  visit_task(c.task, [&](auto t) {
+    heldout = decltype(t)::heldout_size(c.eval_size, c.model.length, c.text.empty() ? nullptr : &corpus);
+  });
+  const double per_sequence = double(c.model.heads) * c.model.layers * double(c.model.length) * c.model.length;
+  for (const auto& [name, n] : {std::pair<const char*, int>{"batch", c.batch}, {"eval_size", heldout}})
+    detail::require(n * per_sequence <= kMaxAttentionEntries,
+                    std::string(name) + " (" + std::to_string(n) + ") x heads (" + std::to_string(c.model.heads) +
+                        ") x layers (" + std::to_string(c.model.layers) + ") x length^2 (" +
+                        std::to_string(c.model.length) + "^2) attention weights must be at most " +
+                        std::to_string(long(kMaxAttentionEntries)) + ", got " + detail::num(n * per_sequence));
 }
 
 template <class T>
@@ -109,7 +130,7 @@ class Trainer {
         bool finite = true;
         for_each_tensor<T>(next, next, [&](const std::string&, auto& p, auto&) { finite = finite && p.allFinite(); });
         if (!finite) {
-          diverge(where + "a parameter became non-finite after the update (learning rate too large?)");
+          diverge(where + "a parameter became non-finite after the update (learning rate or weight decay too large?)");
           break;
         }
         params_ = std::move(next);

@@ -26,7 +26,7 @@ Every run in the figure below is the same model: token and position embeddings, 
       title: 'What to expect',
       body: r`Three generated tasks come with the trainer. Each sequence holds its inputs first and its answers after them, and the loss counts the answer positions only.
 
-- **Reversal.** $n$ digits, then $n$ blanks; blank $k$ must output digit $n + 1 - k$. A model that solves it attends from answer position $n + k$ to input position $n + 1 - k$: in the attention map the answer rows form an **anti-diagonal** over the input block. The position embeddings are what make this possible, and every scoring function that compares query and key can learn it.
+- **Reversal.** $n$ digits, then $n$ blanks; blank $k$ must output digit $n + 1 - k$. A model that solves it attends from answer position $n + k$ to input position $n + 1 - k$: in the attention map the answer rows form an **anti-diagonal** over the input block. The position embeddings are what make this possible, and every scoring function that compares query and key can learn it, though not always at the same learning rate: with length 8 and the default 0.02, bilinear (which also learns its own $d_k \times d_k$ matrix) stalls near 78 % token accuracy, and at 0.005 it learns reversal within 60 steps.
 - **Associative recall** (Ba et al. 2016; Arora et al. 2024). Pairs (key, value), then query keys; each query must output the value stored with its key. The weight must land on the matching pair, so which key wins has to depend on the query.
 - **Copy.** The same layout as reversal, answered in order: a shifted diagonal.
 
@@ -122,7 +122,8 @@ A model this small has learned spelling, not meaning: on the held-out tenth of t
     stepsHint: 'Optimizer steps per run, 1 to {max}.',
     stepsError: 'Steps must be a whole number from 1 to {max}, got {got}.',
     lr: 'Learning rate',
-    lrHint: 'AdamW step size, a finite number > 0 (checked by the core).',
+    lrHint: 'AdamW step size, a finite number > 0 (checked by the core), here from 1e-6 to 1e9.',
+    lrRange: 'This page trains with learning rates from {min} to {max}, got {got}.',
     train: 'Train',
     pause: 'Pause',
     resume: 'Resume',

@@ -37,8 +37,11 @@ export default defineChapter<Ch11Text>({
     // The training module (and with it the task registry) loads once the figure comes near
     // the viewport: a reader who only reads the prose never downloads it.
     ctx.whenVisible(waiting, () => {
-      void backend.train<readonly TaskInfo[]>({ op: 'tasks' }).then((tasks) => {
+      void backend.train<readonly TaskInfo[]>({ op: 'tasks' }).then((all) => {
         if (!waiting.isConnected) return;  // the page was rebuilt meanwhile (language switch)
+        // The ablation offers the generated tasks: one that trains on a text needs a corpus,
+        // which this figure has none of (Figure 11.2 shows the shipped text models instead).
+        const tasks = all.filter((x) => !x.readsText);
         const store = ctx.state(makeSpec(tasks.map((x) => x.name), ctx.qk.scoreFunctions.map((f) => f.name), ctx.qk.normalizers.map((n) => n.name)), normalize);
         waiting.replaceWith(trainFigure(ctx, store, tasks, backend));
       }, (e: unknown) => {

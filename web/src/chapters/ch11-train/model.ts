@@ -37,6 +37,9 @@ export const HEADS = ['1', '2', '4'] as const;
 /** Held-out token accuracy that counts as "learned". */
 export const TARGET_ACCURACY = 0.95;
 export const MAX_STEPS = 5000;
+/** The learning rates the page (and its URL) holds; the core accepts any finite rate > 0. */
+export const LR_MIN = 1e-6;
+export const LR_MAX = 1e9;
 
 export function makeSpec(tasks: readonly string[], scores: readonly string[], normalizers: readonly string[]) {
   return {
@@ -46,7 +49,7 @@ export function makeSpec(tasks: readonly string[], scores: readonly string[], no
     causal: bool(false),
     seed: int(7, 0, 999999),
     steps: int(400, 1, MAX_STEPS),
-    lr: num(0.02, 1e-6, 1e9, { digits: 4 }),
+    lr: num(0.02, LR_MIN, LR_MAX, { digits: 6 }),
     length: int(6, 3, 16),
     layers: int(1, 1, 4),
     heads: choice(HEADS, '1'),

@@ -12,7 +12,7 @@ import { h, testId } from '../shared/dom';
 import type { Store } from '../shared/store';
 import type { ChapterContext } from '../types';
 import type { TaskInfo } from '@qkscope/wasm';
-import { type Ch11Spec, HEADS, MAX_STEPS, parseRate, trainerOptions } from './model';
+import { type Ch11Spec, HEADS, LR_MAX, LR_MIN, MAX_STEPS, parseRate, trainerOptions } from './model';
 import type { TrainBackend } from './runner';
 import type { Ch11Text } from './en';
 
@@ -100,6 +100,11 @@ export function settingsControls(ctx: Ctx, store: Store<Ch11Spec>, tasks: readon
   // (and frees it), so its RangeError is what the reader reads.
   const lr = typed('c11-lr', t.lr, t.lrHint, String(store.get().lr), async (text) => {
     const rate = parseRate(text);
+    // Outside the page's range the store would clamp the rate (1e300 trained at 1e9 while the
+    // field still said 1e300). A rate the core rejects (NaN, <= 0, inf) gets the core's message.
+    const outside = Number.isFinite(rate) && rate > 0 && (rate < LR_MIN || rate > LR_MAX);
+    const sci = (x: number) => x.toExponential().replace('+', '');
+    if (outside) return fill(t.lrRange, { min: sci(LR_MIN), max: sci(LR_MAX), got: text.trim() });
     try {
       await backend.train({ op: 'check', options: { ...trainerOptions(store.get(), 'scaled_dot', rate), evalSize: 1, batch: 1 } }, 'c11-check');
       return null;
