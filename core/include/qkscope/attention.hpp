@@ -122,7 +122,8 @@ void check_temperature_in(double tau, bool soft, const std::string& normalizer) 
            num(double(std::numeric_limits<T>::max())) + ")";
   });
   require(!soft || T(tau) > T(0), [&] {
-    return "temperature " + num(tau) + " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit";
+    return "temperature " + num(tau) +
+           " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit";
   });
 }
 
