@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { devilDictPath, devilText } from './devil-text.mjs';
+import { devilText } from './devil-text.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, 'web/public/train-models');
@@ -30,8 +30,9 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: ['ignore'
 run('cmake', ['--preset', 'bench']);
 run('cmake', ['--build', '--preset', 'bench', '--target', 'qkscope_train', '--parallel', '2']);
 const flags = [...textModelFlags, '--eval-every', textModelFlags[textModelFlags.indexOf('--steps') + 1]];
+// The package's path, not devilDictPath: an override points at a copy of the same file.
 const source = "Ambrose Bierce, The Devil's Dictionary (1911), public domain (copyright expired); " +
-  `Debian package dict-devil, ${devilDictPath}`;
+  'Debian package dict-devil, /usr/share/dictd/devil.dict.dz';
 run(driver, [...flags, '--text', textFile, '--text-name', source, '--score', 'all',
   '--save-model', join(outDir, 'devil-{score}.json')]);
 

@@ -4,6 +4,7 @@
 // Node and in headless Chromium (playwright-core, /usr/bin/chromium; files served from the
 // repository through page.route, no server). Best of `reps` runs of `steps` steps each.
 //   node native/bench/train_steps.mjs [--steps 300] [--reps 3] [--score scaled_dot] [--no-browser]
+//     [--dist DIR]   another build's wasm/dist (an A/B against an older commit's module)
 // Results and predictions: native/bench/NOTES.md, "Training steps per second".
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,6 +16,7 @@ const arg = (name, dflt) => {
   return i < 0 ? dflt : process.argv[i + 1];
 };
 const steps = Number(arg('steps', 300)), reps = Number(arg('reps', 3)), score = arg('score', 'scaled_dot');
+const dist = arg('dist', join(root, 'wasm/dist'));
 const options = { task: 'reverse', score, batch: 32, length: 12, width: 32, heads: 1, layers: 1, seed: 1 };
 
 /** Best ms per step over `reps` fresh trainers (runs where it is called: Node or the page). */
@@ -32,10 +34,14 @@ async function measure(createQkScopeTrain, wasmBinary, options, steps, reps) {
   return best;
 }
 
-const wasm = readFileSync(join(root, 'wasm/dist/qkscope_train.wasm'));
-const { default: create } = await import(join(root, 'wasm/dist/qkscope_train.mjs'));
+const wasm = readFileSync(join(dist, 'qkscope_train.wasm'));
+const { default: create } = await import(join(dist, 'qkscope_train.mjs'));
+const cpu0 = process.cpuUsage();
 const node = await measure(create, wasm, options, steps, reps);
-console.log(`node ${process.version}: ${node.toFixed(3)} ms/step, ${(1000 / node).toFixed(0)} steps/s (${score})`);
+const cpu = process.cpuUsage(cpu0);  // CPU time of the whole measurement: less load-sensitive than wall
+const cpuMs = (cpu.user + cpu.system) / 1000 / (reps * (steps + 10));
+console.log(`node ${process.version}: ${node.toFixed(3)} ms/step wall (best of ${reps}), ${(1000 / node).toFixed(0)} steps/s; ` +
+  `CPU ${cpuMs.toFixed(3)} ms/step (mean, incl. warm-up and setup) (${score})`);
 
 if (!process.argv.includes('--no-browser')) {
   const { chromium } = await import('playwright-core');
@@ -45,7 +51,8 @@ if (!process.argv.includes('--no-browser')) {
     await page.route('http://qk.test/**', (route) => {
       const path = new URL(route.request().url()).pathname;
       const type = path.endsWith('.wasm') ? 'application/wasm' : path.endsWith('.mjs') ? 'text/javascript' : 'text/html';
-      route.fulfill({ status: 200, contentType: type, body: path === '/' ? '<title>train</title>' : readFileSync(join(root, path)) });
+      const file = path.startsWith('/wasm/dist/') ? join(dist, path.slice('/wasm/dist/'.length)) : join(root, path);
+      route.fulfill({ status: 200, contentType: type, body: path === '/' ? '<title>train</title>' : readFileSync(file) });
     });
     await page.goto('http://qk.test/');
     const ms = await page.evaluate(async ([src, options, steps, reps]) => {

@@ -80,8 +80,9 @@ ScoreShape check_inputs(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
   require_nonempty(Q, "query");
   require_nonempty(K, "key");
   require_nonempty(V, "value");
-  require(V.rows() == K.rows(), "value must have L_k = " + std::to_string(K.rows()) +
-                                    " rows (one per key), got shape " + shape_of(V));
+  require(V.rows() == K.rows(), [&] {
+    return "value must have L_k = " + std::to_string(K.rows()) + " rows (one per key), got shape " + shape_of(V);
+  });
   require_finite(Q, "query");
   require_finite(K, "key");
   require_finite(V, "value");
@@ -102,12 +103,12 @@ void check_params_finite(const ScoreParams<T>& p) {
 
 inline void check_temperature(double tau, bool soft, const std::string& normalizer) {
   if (soft)
-    require(tau > 0 && std::isfinite(tau),
-            "temperature must be finite and > 0 for normalizer '" + normalizer + "', got " +
-                num(tau) + " (use normalizer 'hard' for the tau -> 0 limit)");
+    require(tau > 0 && std::isfinite(tau), [&] {
+      return "temperature must be finite and > 0 for normalizer '" + normalizer + "', got " + num(tau) +
+             " (use normalizer 'hard' for the tau -> 0 limit)";
+    });
   else
-    require(tau >= 0 && std::isfinite(tau),
-            "temperature must be finite and >= 0, got " + num(tau));
+    require(tau >= 0 && std::isfinite(tau), [&] { return "temperature must be finite and >= 0, got " + num(tau); });
 }
 
 /// The temperature as T: finite (1e39 is +inf in float, and (z - m) / inf would make a
@@ -116,12 +117,14 @@ inline void check_temperature(double tau, bool soft, const std::string& normaliz
 template <class T>
 void check_temperature_in(double tau, bool soft, const std::string& normalizer) {
   check_temperature(tau, soft, normalizer);
-  require(std::isfinite(double(T(tau))),
-          "temperature " + num(tau) + " overflows to inf in this precision (largest finite value " +
-              num(double(std::numeric_limits<T>::max())) + ")");
-  require(!soft || T(tau) > T(0),
-          "temperature " + num(tau) +
-              " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit");
+  require(std::isfinite(double(T(tau))), [&] {
+    return "temperature " + num(tau) + " overflows to inf in this precision (largest finite value " +
+           num(double(std::numeric_limits<T>::max())) + ")";
+  });
+  require(!soft || T(tau) > T(0), [&] {
+    return "temperature " + num(tau) +
+           " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit";
+  });
 }
 
 /// When dP = dO V^T overflowed (or came near it), recomputes it as (dO 2^-a)(V 2^-b)^T with both factors
@@ -146,6 +149,7 @@ double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
 template <class T>
 void require_gradients_finite(const AttentionGrads<T>& g) {
   auto check = [](const auto& m, const char* name) {
+    if (m.allFinite()) return;  // vectorised; the loop below names the first bad entry
     for (Eigen::Index i = 0; i < m.size(); ++i)
       if (!std::isfinite(double(m.data()[i])))
         fail(std::string("gradient overflowed: ") + name + " at flat index " + std::to_string(i) + " is " +
@@ -211,15 +215,16 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
     r.raw_scores = F::template forward<T>(Q, K, params);
     r.scale = cfg.scale.value_or(F::default_scale(shape));
   });
-  detail::require(std::isfinite(r.scale), "scale must be finite, got " + detail::num(r.scale));
+  detail::require(std::isfinite(r.scale), [&] { return "scale must be finite, got " + detail::num(r.scale); });
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
   // A finite double past T's range would be inf once applied (every score inf or NaN).
   // Checked after the mask and bias, as the tiled paths see it (they validate those, then
   // hand an unsafe scale to the core; fuzzer finding).
-  detail::require(std::isfinite(double(T(r.scale))),
-                  "scale " + detail::num(r.scale) + " overflows to inf in this precision (largest finite value " +
-                      detail::num(double(std::numeric_limits<T>::max())) + ")");
+  detail::require(std::isfinite(double(T(r.scale))), [&] {
+    return "scale " + detail::num(r.scale) + " overflows to inf in this precision (largest finite value " +
+           detail::num(double(std::numeric_limits<T>::max())) + ")";
+  });
 
   // The pipeline's functors (pipeline/), element by element; the temperature is applied
   // inside the normalizer, so the modifiers here stop at z.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "qkscope/types.hpp"
 
@@ -40,6 +41,15 @@ inline void require(bool cond, const std::string& msg) {
   if (!cond) fail(msg);
 }
 
+/// The same with the message built only on failure (msg() returns it): for checks on the
+/// hot path (per sequence and head, per token), where formatting numbers into a message
+/// that is thrown away cost more than the check (native/bench/NOTES.md, issue 14).
+template <class Msg>
+  requires std::is_invocable_r_v<std::string, Msg>
+void require(bool cond, Msg&& msg) {
+  if (!cond) fail(msg());
+}
+
 /// `name` must have exactly shape (rows, cols).
 template <class Derived>
 void require_shape(const Eigen::EigenBase<Derived>& m, Eigen::Index rows, Eigen::Index cols,
@@ -58,6 +68,7 @@ void require_nonempty(const Eigen::EigenBase<Derived>& m, const char* name) {
 /// Every entry of `name` must be finite (no NaN or +-inf).
 template <class Derived>
 void require_finite(const Eigen::MatrixBase<Derived>& m, const char* name) {
+  if (m.allFinite()) return;  // vectorised; the loop below finds the first bad entry
   for (Eigen::Index i = 0; i < m.rows(); ++i)
     for (Eigen::Index j = 0; j < m.cols(); ++j)
       if (!std::isfinite(static_cast<double>(m(i, j))))

@@ -49,7 +49,7 @@ using MaskFn = pipeline::Mask;
 inline MaskFn resolve_mask(const MaskSpec& spec, Eigen::Index L_q, Eigen::Index L_k) {
   static_assert(sizeof(bool) == 1, "keep masks are read as bytes");
   detail::require(L_q <= pipeline::kMaxLength && L_k <= pipeline::kMaxLength,
-                  "mask: L_q and L_k must be <= 2^29, got " + detail::shape_str(L_q, L_k));
+                  [&] { return "mask: L_q and L_k must be <= 2^29, got " + detail::shape_str(L_q, L_k); });
   MaskFn m;
   m.L_q = int(L_q);
   m.L_k = int(L_k);

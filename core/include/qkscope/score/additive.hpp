@@ -37,14 +37,15 @@ struct Additive {
     detail::require(d_h > 0, "params.v (additive, d_h) must be non-empty");
     detail::require_shape(p.W_q, d_h, s.d_q, "params.W_q (additive, d_h x d_q)");
     detail::require_shape(p.W_k, d_h, s.d_k, "params.W_k (additive, d_h x d_k)");
-    detail::require(p.b.size() == 0 || p.b.size() == d_h,
-                    "params.b (additive) must have length d_h = " + std::to_string(d_h) +
-                        " or be empty, got " + std::to_string(p.b.size()));
+    detail::require(p.b.size() == 0 || p.b.size() == d_h, [&] {
+      return "params.b (additive) must have length d_h = " + std::to_string(d_h) + " or be empty, got " +
+             std::to_string(p.b.size());
+    });
   }
   /// Glorot-style normals: W_q ~ N(0, 1/d_q), W_k ~ N(0, 1/d_k), v ~ N(0, 1/d_h), b = 0.
   template <class T>
   static ScoreParams<T> init(const ScoreShape& s, Eigen::Index d_h, std::uint64_t seed) {
-    detail::require(d_h > 0, "hidden size d_h (additive) must be >= 1, got " + std::to_string(d_h));
+    detail::require(d_h > 0, [&] { return "hidden size d_h (additive) must be >= 1, got " + std::to_string(d_h); });
     detail::Rng rng(seed);
     auto fill = [&](auto& m, double sd) {
       for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = T(sd * rng.normal());

@@ -33,9 +33,10 @@ struct Cosine {
   static double default_scale(const ScoreShape&) { return 1.0; }
   template <class T>
   static void validate(const ScoreShape& s, const ScoreParams<T>&) {
-    detail::require(s.d_q == s.d_k, "query and key must have the same width d for cosine scores, "
-                                    "got d_q = " + std::to_string(s.d_q) +
-                                    ", d_k = " + std::to_string(s.d_k));
+    detail::require(s.d_q == s.d_k, [&] {
+      return "query and key must have the same width d for cosine scores, got d_q = " + std::to_string(s.d_q) +
+             ", d_k = " + std::to_string(s.d_k);
+    });
   }
   template <class T>
   static ScoreParams<T> init(const ScoreShape&, Eigen::Index, std::uint64_t) {

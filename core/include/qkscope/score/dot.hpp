@@ -20,9 +20,10 @@ struct DotProduct {
 
   template <class T>
   static void validate(const ScoreShape& s, const ScoreParams<T>&) {
-    detail::require(s.d_q == s.d_k, "query and key must have the same width d for dot-product "
-                                    "scores, got d_q = " + std::to_string(s.d_q) +
-                                    ", d_k = " + std::to_string(s.d_k));
+    detail::require(s.d_q == s.d_k, [&] {
+      return "query and key must have the same width d for dot-product scores, got d_q = " + std::to_string(s.d_q) +
+             ", d_k = " + std::to_string(s.d_k);
+    });
   }
   template <class T>
   static ScoreParams<T> init(const ScoreShape&, Eigen::Index /*d_h*/, std::uint64_t /*seed*/) {

@@ -28,9 +28,10 @@ struct LinearConcat {
   static double default_scale(const ScoreShape&) { return 1.0; }
   template <class T>
   static void validate(const ScoreShape& s, const ScoreParams<T>& p) {
-    detail::require(p.w.size() == s.d_q + s.d_k,
-                    "params.w (linear_concat) must have length d_q + d_k = " +
-                        std::to_string(s.d_q + s.d_k) + ", got " + std::to_string(p.w.size()));
+    detail::require(p.w.size() == s.d_q + s.d_k, [&] {
+      return "params.w (linear_concat) must have length d_q + d_k = " + std::to_string(s.d_q + s.d_k) + ", got " +
+             std::to_string(p.w.size());
+    });
   }
   /// w ~ N(0, 1/(d_q + d_k)).
   template <class T>

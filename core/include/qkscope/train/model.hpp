@@ -179,8 +179,10 @@ ModelForward<T> model_forward(const ModelConfig& c, const ModelParams<T>& p, con
   Mat<T> X(B * L, c.width);
   for (int r = 0; r < B * L; ++r) {
     const int t = tokens[std::size_t(r)];
-    detail::require(t >= 0 && t < c.vocab, "tokens[" + std::to_string(r) + "] must be in [0, vocab = " +
-                                               std::to_string(c.vocab) + "), got " + std::to_string(t));
+    detail::require(t >= 0 && t < c.vocab, [&] {  // lazy: per token row
+      return "tokens[" + std::to_string(r) + "] must be in [0, vocab = " + std::to_string(c.vocab) + "), got " +
+             std::to_string(t);
+    });
     X.row(r) = p.E.row(t) + p.P.row(r % L);
   }
   f.X.push_back(std::move(X));
@@ -214,8 +216,10 @@ ModelLoss<T> model_loss(const ModelConfig& c, const ModelParams<T>& p, const std
   for (int r = 0; r < N; ++r) {
     const int y = targets[std::size_t(r)];
     if (y < 0) continue;
-    detail::require(y < c.vocab, "targets[" + std::to_string(r) + "] must be < vocab = " + std::to_string(c.vocab) +
-                                     ", got " + std::to_string(y));
+    detail::require(y < c.vocab, [&] {
+      return "targets[" + std::to_string(r) + "] must be < vocab = " + std::to_string(c.vocab) + ", got " +
+             std::to_string(y);
+    });
     const auto z = f.logits.row(r);
     Eigen::Index best = 0;
     const double m = double(z.maxCoeff(&best));
