@@ -193,3 +193,10 @@ test('sparsePattern, bottom-right: the last queries (KV-cache decoding) get the 
   const plain = toRows(qk.sparsePattern({ queries: 1, keys: L, window: 1, global: 2, causalAlignment: 'bottom_right' }));
   assert.deepEqual(plain[0], [1, 1, 0, 0, 0, 0, 0, 0, 1, 1]);
 });
+
+test('linearAttention: a FAVOR+ scale outside float32 is a RangeError naming the scale, not equal features', () => {
+  const Q = mat(3, 4, 1), K = mat(5, 4, 2), V = mat(5, 2, 3);
+  for (const scale of [1e-300, 1e40])
+    assert.throws(() => qk.linearAttention({ query: Q, key: K, value: V, scale }),
+      (e) => e instanceof RangeError && /favor: scale .* is not representable/.test(e.message), String(scale));
+});
