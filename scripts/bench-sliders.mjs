@@ -15,8 +15,8 @@ import { startPreview } from '../tests/e2e/server.mjs';
 import { dragSlider, slidersOf, walk, waitForApp } from '../tests/e2e/slider-latency.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-/** State that enables a slider which is disabled by default (w acts only on the window pattern). */
-export const ENABLE = { 'c8-w': 'c8.pattern=window' };
+/** State that enables a slider which is disabled by default (w, g and r act only on the window pattern). */
+export const ENABLE = { 'c8-w': 'c8.pattern=window', 'c8-g': 'c8.pattern=window', 'c8-r': 'c8.pattern=window' };
 
 function parseArgs(argv) {
   const o = { samples: 20, chapters: null, json: join(repoRoot, 'build/bench/sliders.json'), width: 1280, target: 16 };

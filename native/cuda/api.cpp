@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "api_detail.hpp"
 
@@ -146,6 +148,13 @@ BackwardPlan::BackwardPlan(const Matrix& Q, const Matrix& K, const Matrix& V, co
                            const Options& opt) {
   require(opt.version == 3, "the CUDA backward is kernel version 3 (fp32 flash backward), got version " +
                                 std::to_string(opt.version));
+  // The kernels return no table gradient: an empty dt5_table / drelative must not pass for one.
+  for (const auto& [set, name] : {std::pair{cfg.bias.relative.size() > 0, "bias.relative"},
+                                  std::pair{cfg.bias.t5.has_value(), "bias.t5_table"}})
+    require(!set || opt.frozen_tables,
+            std::string("the CUDA backward does not compute dL/d") + name + " (the learnable " + name +
+                " table is set): use qkscope::cpu::attention_backward or the core's attention_backward for it, "
+                "or set Options::frozen_tables = true to hold the table fixed (dQ, dK, dV only)");
   impl_ = std::make_unique<Impl>(backend_for(opt), Q, K, V, params, cfg, fwd, dO, opt);
 }
 BackwardPlan::~BackwardPlan() = default;

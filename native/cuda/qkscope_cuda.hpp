@@ -42,6 +42,10 @@ struct Options {
   std::vector<Eigen::Index> key_lengths;
   /// Run the kernels on the CPU interpreter instead of the GPU (slow; for tests).
   bool interpret = false;
+  /// Backward only: the kernels do not compute dL/d bias.relative or dL/d bias.t5_table, so
+  /// attention_backward refuses a cfg with either table unless this is true, which says the
+  /// tables are held fixed (their gradient fields stay empty; dQ, dK, dV include their effect).
+  bool frozen_tables = false;
 };
 
 /// Output of a forward call (O(L d) memory: never the (L_q, L_k) matrices).
@@ -92,9 +96,11 @@ class ForwardPlan {
 /// Backward of attention_forward (version 3, fp32) for dO = dL/dO (rows as output):
 /// FlashAttention-2 style, P recomputed from fwd.logsumexp. Fills dQ, dK, dV and the score
 /// parameters' gradients (bilinear W, linear_concat w); the bias and temperature gradients
-/// are not computed (left empty / 0). Dot family and linear_concat only: additive is
-/// forward-only here (std::invalid_argument). `fwd` must come from attention_forward with
-/// the same arguments.
+/// are not computed (left empty / 0). A learnable table (bias.relative, bias.t5_table) is
+/// refused with std::invalid_argument naming it unless opt.frozen_tables (use
+/// qkscope::cpu::attention_backward or the core for its gradient). Dot family and
+/// linear_concat only: additive is forward-only here (std::invalid_argument). `fwd` must
+/// come from attention_forward with the same arguments.
 AttentionGrads<float> attention_backward(const Matrix& Q, const Matrix& K, const Matrix& V,
                                          const ScoreParams<float>& params, const AttentionConfig<float>& cfg,
                                          const Result& fwd, const Matrix& dO, const Options& opt = {});

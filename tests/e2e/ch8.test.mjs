@@ -113,10 +113,14 @@ test('sparse: top-k with k = L and a full window give zero error; the window sco
     await page.waitForFunction(() => /c8\.k=16/.test(location.search));
     assert.ok((await sparseSummary(page)).err < 1e-6, 'k = L is plain softmax');
     assert.equal(await fig.locator('[data-testid="c8-w"]').isDisabled(), true, 'w does nothing under top-k');
+    assert.equal(await fig.locator('[data-testid="c8-g"]').isDisabled(), true, 'g does nothing under top-k');
+    assert.equal(await fig.locator('[data-testid="c8-r"]').isDisabled(), true, 'r does nothing under top-k');
     await fig.locator('[data-testid="c8-pattern-window"]').check();
     await page.waitForFunction(() => /c8\.pattern=window/.test(location.search));
     assert.equal(await fig.locator('[data-testid="c8-k"]').isDisabled(), true, 'k does nothing under the window');
     assert.equal(await fig.locator('[data-testid="c8-w"]').isDisabled(), false);
+    assert.equal(await fig.locator('[data-testid="c8-g"]').isDisabled(), false);
+    assert.equal(await fig.locator('[data-testid="c8-r"]').isDisabled(), false);
     const w = await sparseSummary(page);
     // w = 2, g = 1: band |i - j| <= 2 plus row 0 and column 0.
     let n = 0;

@@ -182,3 +182,21 @@ test('sparsePattern: window + global as Longformer defines it, seeded BigBird ra
   assert.throws(() => qk.sparsePattern({ queries: 4, window: -1 }), (e) => e instanceof RangeError && /window/.test(e.message));
   assert.throws(() => qk.sparsePattern({ queries: 4, random: 1.5 }), (e) => e instanceof RangeError && /random/.test(e.message));
 });
+
+test('sparsePattern, bottom-right: the last queries (KV-cache decoding) get the bottom rows of the square pattern', () => {
+  // The window, the global tokens and the random keys all follow query i's position i + o:
+  // one decoding query at position 9 with global = 2 is not itself global.
+  const L = 10;
+  const opts = { window: 1, global: 2, random: 2, seed: 6, causalAlignment: 'bottom_right' };
+  const full = toRows(qk.sparsePattern({ queries: L, ...opts }));
+  for (const n of [1, 3]) assert.deepEqual(toRows(qk.sparsePattern({ queries: n, keys: L, ...opts })), full.slice(L - n), `last ${n}`);
+  const plain = toRows(qk.sparsePattern({ queries: 1, keys: L, window: 1, global: 2, causalAlignment: 'bottom_right' }));
+  assert.deepEqual(plain[0], [1, 1, 0, 0, 0, 0, 0, 0, 1, 1]);
+});
+
+test('linearAttention: a FAVOR+ scale outside float32 is a RangeError naming the scale, not equal features', () => {
+  const Q = mat(3, 4, 1), K = mat(5, 4, 2), V = mat(5, 2, 3);
+  for (const scale of [1e-300, 1e40])
+    assert.throws(() => qk.linearAttention({ query: Q, key: K, value: V, scale }),
+      (e) => e instanceof RangeError && /favor: scale .* is not representable/.test(e.message), String(scale));
+});

@@ -155,10 +155,13 @@ export interface AttentionState {
 }
 
 /**
- * Options of `QkScope.sparsePattern`: a fixed sparse pattern as a keep mask. Key j is kept for
- * query i when |j - (i + o)| <= window (o: the alignment's diagonal offset; Longformer), or
- * i < global or j < global (global tokens), or j is one of `random` keys drawn for row i
- * (BigBird, Zaheer et al. 2020), seeded, from the keys the window and global tokens leave out.
+ * Options of `QkScope.sparsePattern`: a fixed sparse pattern as a keep mask. Query i sits at
+ * key position p = i + o (o: the alignment's diagonal offset, 0 top-left, L_k - L_q
+ * bottom-right). Key j is kept when |j - p| <= window (Longformer), or 0 <= p < global or
+ * j < global (global tokens), or j is one of `random` keys drawn for the row (BigBird, Zaheer
+ * et al. 2020) from the keys the window and global tokens leave out, from a stream seeded by
+ * (seed, p): with bottom-right alignment the last queries (KV-cache decoding) get exactly the
+ * bottom rows of the square pattern.
  */
 export interface SparsePatternOptions {
   /** L_q >= 0. */
@@ -173,7 +176,7 @@ export interface SparsePatternOptions {
   random?: number;
   /** Seed of the random keys; default 0. */
   seed?: number;
-  /** Diagonal of the window when L_q != L_k; default 'top_left'. */
+  /** Where the queries sit when L_q != L_k (window, global tokens, random streams); default 'top_left'. */
   causalAlignment?: CausalAlignment;
 }
 

@@ -153,6 +153,34 @@ TEST_CASE("T5 table entries near -FLT_MAX: the tiled path still attends (the fol
   CHECK(qkscope::detail::logits_fold_safe<float>("dot", Q, K, {}, 1.0, 0.5, c.bias, 1, 1));
 }
 
+TEST_CASE("tiled backward: a T5 table or temperature gradient that overflows float throws as the core does",
+          "[bias][t5][tiled][reliability]") {
+  // Causal, buckets {diagonal, past} = {delta, 0}, zero scores: P_ii is about 1/2 over many
+  // rows, and with values rising to 4e37 every row adds ~1e37 of the same sign to dL/dt[0]:
+  // the sum passes FLT_MAX while dQ, dK (zero inputs) and dV stay finite. The tiled path
+  // returned dt5_table = (inf, -inf), and a dtemperature beyond float, where the core throws.
+  const Eigen::Index L = 256;
+  const Matrix Q = Matrix::Zero(L, 1), K = Matrix::Zero(L, 1), G = Matrix::Ones(L, 1);
+  Matrix V(L, 1);
+  for (Eigen::Index j = 0; j < L; ++j) V(j, 0) = float(4e37 * double(j + 1) / double(L));
+  cpu::TiledOptions opt;
+  opt.threads = 1;
+  for (const auto& [delta, what] : {std::pair{4.0f, "dL/dbias.t5_table"}, std::pair{3.0f, "dL/dtemperature"}}) {
+    AttentionConfig<float> c;
+    c.score = "dot";
+    c.mask.causal = true;
+    c.bias.t5 = T5Buckets{false, 2, 1};  // bucket 0: r = 0 (and the masked future), 1: the past
+    c.bias.t5_table = Vector(2);
+    c.bias.t5_table << delta, 0.f;
+    INFO("t5_table = (" << delta << ", 0)");
+    const auto f = attention_forward<float>(Q, K, V, {}, c);
+    CHECK_THROWS_WITH(attention_backward<float>(Q, K, V, {}, c, f, G), Catch::Contains(what));
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, opt);
+    REQUIRE_FALSE(t.fallback);  // the forward ran tiled: the backward's own check is what is tested
+    CHECK_THROWS_WITH(cpu::attention_backward<float>(Q, K, V, {}, c, t, G, opt), Catch::Contains(what));
+  }
+}
+
 TEST_CASE("multi-head attention: one T5 table per head, with its gradient", "[bias][t5][mha]") {
   qkscope::detail::Rng rng(54);
   const Eigen::Index B = 2, H = 2, L = 5, d_model = 4;
@@ -188,6 +216,55 @@ TEST_CASE("multi-head attention: one T5 table per head, with its gradient", "[bi
     num.data()[n] = (up - down) / (2 * h);
   }
   CHECK_GRAD("dt5_tables", g.dt5_tables, num);
+}
+
+TEST_CASE("multi-head attention with GQA: per-head and shared T5 tables both get their gradient", "[bias][t5][mha]") {
+  // A shared attention.bias.t5_table was accepted but its gradient was dropped; per-head
+  // tables with kv_heads < heads index the query head, not the kv head.
+  qkscope::detail::Rng rng(55);
+  const Eigen::Index B = 2, H = 4, H_kv = 2, L = 5, d_model = 4;
+  for (const bool shared : {false, true}) {
+    MultiHeadConfig<double> cfg;
+    cfg.batch = B;
+    cfg.heads = H;
+    cfg.kv_heads = H_kv;
+    cfg.d_k = 3;
+    cfg.d_v = 2;
+    cfg.attention.mask.causal = true;
+    cfg.attention.mask.alignment = CausalAlignment::bottom_right;
+    cfg.attention.bias.t5 = T5Buckets{true, 6, 8};
+    if (shared) cfg.attention.bias.t5_table = qktest::randn_vec(rng, 6);
+    else cfg.t5_tables = qktest::randn(rng, H, 6);
+    MultiHeadWeights<double> w;
+    w.W_Q = qktest::randn(rng, d_model, H * 3);
+    w.W_K = qktest::randn(rng, d_model, H_kv * 3);
+    w.W_V = qktest::randn(rng, d_model, H_kv * 2);
+    w.W_O = qktest::randn(rng, H * 2, d_model);
+    const MatrixD Xq = qktest::randn(rng, B * 3, d_model), Xkv = qktest::randn(rng, B * L, d_model);
+    const MatrixD G = qktest::randn(rng, B * 3, d_model);
+    const auto f = multi_head_forward<double>(Xq, Xkv, w, cfg);
+    const auto g = multi_head_backward<double>(Xq, Xkv, w, cfg, f, G);
+    double* table = shared ? cfg.attention.bias.t5_table.data() : cfg.t5_tables.data();
+    MatrixD num = shared ? MatrixD::Zero(6, 1) : MatrixD::Zero(H, 6);  // same (row-major) layout as the tables
+    for (Eigen::Index n = 0; n < num.size(); ++n) {
+      const double x0 = table[n], h = 1e-6;
+      table[n] = x0 + h;
+      const double up = (multi_head_forward<double>(Xq, Xkv, w, cfg).output.array() * G.array()).sum();
+      table[n] = x0 - h;
+      const double down = (multi_head_forward<double>(Xq, Xkv, w, cfg).output.array() * G.array()).sum();
+      table[n] = x0;
+      num.data()[n] = (up - down) / (2 * h);
+    }
+    INFO((shared ? "shared table" : "per-head tables"));
+    REQUIRE(num.cwiseAbs().maxCoeff() > 1e-3);  // the table matters: the check can fail
+    if (shared) {
+      CHECK(g.dt5_tables.size() == 0);
+      CHECK_GRAD("dt5_table", MatrixD(g.dt5_table), num);
+    } else {
+      CHECK(g.dt5_table.size() == 0);
+      CHECK_GRAD("dt5_tables", g.dt5_tables, num);
+    }
+  }
 }
 
 TEST_CASE("T5 and relative tables reject bad input, naming the argument", "[bias][t5][errors]") {

@@ -9,8 +9,8 @@
 using namespace qkscope;
 
 TEST_CASE("T5 buckets match the double reference for every offset up to 20000", "[bias][t5]") {
-  for (const int nb : {2, 3, 4, 5, 8, 16, 32, 64, 128})
-    for (const int md : {1, 4, 16, 64, 128, 256, 1024})
+  for (const int nb : {2, 3, 4, 5, 8, 9, 16, 32, 33, 64, 128})
+    for (const int md : {1, 4, 16, 64, 100, 128, 256, 1000, 1024})
       for (const bool bi : {true, false}) {
         const T5Buckets b{bi, nb, md};
         for (long long r = -20000; r <= 20000; ++r) {
@@ -38,6 +38,22 @@ TEST_CASE("T5 buckets with T5's sizes (32 buckets, max distance 128) give the re
     INFO("r = " << r[n]);
     CHECK(encoder.bucket(r[n]) == enc[n]);
     CHECK(decoder.bucket(r[n]) == dec[n]);
+  }
+}
+
+TEST_CASE("T5 buckets on edges that are integers (num_buckets 9, max_distance 128) follow T5's fp32 rule",
+          "[bias][t5]") {
+  // Causal, n = 9, exact = 4: bucket 4 + k starts at 4 * 32^(k/5) = 8, 16, 32, 64, an exact
+  // power of two, where log ratios in double can round just below k (the double reference
+  // used to put r = -64 in bucket 7). Values of Hugging Face's _relative_position_bucket
+  // (transformers' T5Attention) computed with PyTorch 1.13.
+  const long long r[] = {-70, -65, -64, -63, -33, -32, -31, -17, -16, -15, -9, -8, -7, -4, -3, 0};
+  const int hf[] = {8, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 4, 4, 3, 0};
+  const T5Buckets b{false, 9, 128};
+  for (std::size_t n = 0; n < std::size(r); ++n) {
+    INFO("r = " << r[n]);
+    CHECK(b.bucket(r[n]) == hf[n]);
+    CHECK(reference::t5_bucket(r[n], false, 9, 128) == hf[n]);
   }
 }
 

@@ -195,4 +195,33 @@ TEST_CASE("interpreter: unsupported configurations throw std::invalid_argument n
   throws(cfg, o, "one slope per head");
   CHECK_NOTHROW(cuda::attention_forward(Q, K, V, {}, cfg, interp(3)));
 }
+
+TEST_CASE("interpreter: the backward refuses learnable relative and T5 tables unless they are frozen",
+          "[cuda][interpreter][t5]") {
+  // The kernels compute no table gradient: an empty dt5_table must not pass for one.
+  detail::Rng rng(18);
+  const Matrix Q = qktest::randn<float>(rng, 4, 6), K = qktest::randn<float>(rng, 5, 6), V = qktest::randn<float>(rng, 5, 3);
+  const Matrix G = qktest::randn<float>(rng, 4, 3);
+  AttentionConfig<float> t5;
+  t5.bias.t5 = T5Buckets{true, 6, 8};
+  t5.bias.t5_table = qktest::randn_vec<float>(rng, 6);
+  AttentionConfig<float> rel;
+  rel.bias.relative = qktest::randn_vec<float>(rng, 5);
+  for (const auto& [c, name] : {std::pair{t5, "bias.t5_table"}, std::pair{rel, "bias.relative"}}) {
+    INFO(name);
+    cuda::Options o = interp(3);
+    const cuda::Result f = cuda::attention_forward(Q, K, V, {}, c, o);
+    CHECK_THROWS_WITH(cuda::attention_backward(Q, K, V, {}, c, f, G, o),
+                      Catch::Contains(std::string("the CUDA backward does not compute dL/d") + name) &&
+                          Catch::Contains("frozen_tables"));
+    CHECK_THROWS_AS(cuda::attention_backward(Q, K, V, {}, c, f, G, o), std::invalid_argument);
+    o.frozen_tables = true;  // held fixed: dQ is the core's, the table gradients stay empty
+    const auto g = cuda::attention_backward(Q, K, V, {}, c, f, G, o);
+    const auto cf = attention_forward<float>(Q, K, V, {}, c);
+    const auto cg = attention_backward<float>(Q, K, V, {}, c, cf, G);
+    CHECK((g.dQ - cg.dQ).cwiseAbs().maxCoeff() <= 1e-5f * (1 + cg.dQ.cwiseAbs().maxCoeff()));
+    CHECK(g.dt5_table.size() == 0);
+    CHECK(g.drelative.size() == 0);
+  }
+}
 #endif  // QKSCOPE_CUDA_TESTS

@@ -315,6 +315,11 @@ TEST_CASE("linear attention rejects bad input with errors naming the argument", 
   CHECK_THROWS_WITH(favor_features<float>(4, 4, 1, -1), Contains("scale must be finite and >= 0"));
   CHECK_THROWS_WITH(favor_features<float>(4, 4, 1, -1e-30), Contains("got -1e-30"));
   CHECK(favor_features<float>(4, 4, 1, 0).data_scale == Approx(std::sqrt(0.5)));  // 0: 1/sqrt(d)
+  // A scale outside float's range would give equal features (output = mean of V) or
+  // every exponent -inf; it is named instead. Double holds both.
+  CHECK_THROWS_WITH(favor_features<float>(4, 4, 1, 1e-300), Contains("favor: scale 1e-300 is not representable"));
+  CHECK_THROWS_WITH(favor_features<float>(4, 4, 1, 1e40), Contains("favor: scale 1e+40 is not representable"));
+  CHECK(favor_features<double>(4, 4, 1, 1e-300).data_scale == Approx(1e-150));
   Matrix bad = Q;
   bad(1, 2) = NAN;
   CHECK_THROWS_WITH(linear_attention_forward<float>(bad, K, V, phi), Contains("query must be finite"));

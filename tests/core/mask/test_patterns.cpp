@@ -39,6 +39,57 @@ TEST_CASE("window follows the causal alignment's diagonal for L_q != L_k", "[mas
   CHECK(k == want);
 }
 
+TEST_CASE("global queries are the first g positions under either alignment: a decoding query is not global",
+          "[mask][patterns]") {
+  // Bottom-right, L_q = 2, L_k = 5: queries 0, 1 sit at positions 3, 4. With g = 1 neither is
+  // a global token (only position 0 is), so each sees its window (w = 1) and key 0.
+  SparsePattern p;
+  p.window = 1;
+  p.global = 1;
+  p.alignment = CausalAlignment::bottom_right;
+  KeepMask want(2, 5);
+  want << true, false, true, true, true,  //
+      true, false, false, true, true;
+  CHECK(sparse_pattern_mask(2, 5, p) == want);
+  // L_q > L_k bottom-right: queries 0, 1 sit before key 0 (positions -2, -1), query 2 is
+  // position 0, the global token, and sees every key.
+  p.window = 0;
+  KeepMask want2(4, 2);
+  want2 << true, false,  //
+      true, false,       //
+      true, true,        //
+      true, true;
+  CHECK(sparse_pattern_mask(4, 2, p) == want2);
+  // Top-left: query i sits at position i, as before.
+  p.alignment = CausalAlignment::top_left;
+  KeepMask want3(2, 5);
+  want3 << true, true, true, true, true,  //
+      true, true, true, false, false;
+  p.window = 1;
+  CHECK(sparse_pattern_mask(2, 5, p) == want3);
+}
+
+TEST_CASE("bottom-right suffixes of queries get the bottom rows of the square pattern, random keys included",
+          "[mask][patterns]") {
+  // KV-cache decoding: the last n queries against all L keys must see what they see in the
+  // full (L, L) pattern, so a model decoded step by step attends like the one run at once.
+  for (const Eigen::Index random : {0, 2})
+    for (const Eigen::Index g : {0, 2}) {
+      SparsePattern p;
+      p.window = 1;
+      p.global = g;
+      p.random = random;
+      p.seed = 9;
+      p.alignment = CausalAlignment::bottom_right;
+      const Eigen::Index L = 12;
+      const KeepMask full = sparse_pattern_mask(L, L, p);
+      for (const Eigen::Index n : {1, 3, 12}) {
+        INFO("random " << random << ", global " << g << ", last " << n << " queries");
+        CHECK(sparse_pattern_mask(n, L, p) == full.bottomRows(n));
+      }
+    }
+}
+
 TEST_CASE("random keys: r new keys per row (fewer when fewer are left), seeded and uniform", "[mask][patterns]") {
   SparsePattern base;
   base.window = 1;

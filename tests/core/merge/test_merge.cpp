@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "qkscope/cpu/attention.hpp"
 #include "qkscope/merge/merge.hpp"
 #include "qkscope/qkscope.hpp"
 #include "reference/reference.hpp"
@@ -163,4 +164,46 @@ TEST_CASE("merge_attention_states rejects mismatched or invalid states, naming t
   on(2, 1) = NAN;
   CHECK_THROWS_WITH(merge_attention_states<float>(o, l, on, l), Contains("o_b must be finite"));
   CHECK_THROWS_AS(merge_attention_states<float>(o, l, on, l), std::invalid_argument);
+}
+
+TEST_CASE("tiled forward on two key parts, merged, matches the reference (T5, causal both alignments, tau)",
+          "[merge][cpu]") {
+  // The split-KV use: the tiled kernels' (output, logsumexp) are states too; both sides of the
+  // merge run the same merge_scales (merge/scales.hpp) inside the kernels' online softmax.
+  detail::Rng rng(43);
+  const Eigen::Index L_q = 5, L_k = 9;
+  const MatrixD Q = qktest::randn(rng, L_q, 4), K = qktest::randn(rng, L_k, 4), V = qktest::randn(rng, L_k, 3);
+  const Matrix Qf = Q.cast<float>(), Kf = K.cast<float>(), Vf = V.cast<float>();
+  cpu::TiledOptions opt;
+  opt.block_q = 2;
+  opt.block_k = 3;
+  opt.threads = 1;
+  for (const auto a : {CausalAlignment::top_left, CausalAlignment::bottom_right}) {
+    AttentionConfig<double> cd;
+    cd.mask.causal = true;
+    cd.mask.alignment = a;
+    cd.temperature = 0.7;
+    cd.bias.t5 = T5Buckets{true, 8, 8};
+    cd.bias.t5_table = VectorD::LinSpaced(8, -1, 1);
+    AttentionConfig<float> cf;
+    cf.mask = cd.mask;
+    cf.temperature = cd.temperature;
+    cf.bias.t5 = cd.bias.t5;
+    cf.bias.t5_table = cd.bias.t5_table.cast<float>();
+    const auto ref = reference::attention<double>(Q, K, V, {}, cd);
+    const auto naive = reference::attention<float>(Qf, Kf, Vf, {}, cf);
+    for (Eigen::Index s = 0; s <= L_k; ++s) {
+      AttentionConfig<float> ca = cf, cb = cf;
+      ca.mask = part(cf.mask, L_q, L_k, 0, s);
+      cb.mask = part(cf.mask, L_q, L_k, s, L_k);
+      const auto pa = cpu::attention_forward<float>(Qf, Kf, Vf, {}, ca, opt);
+      const auto pb = cpu::attention_forward<float>(Qf, Kf, Vf, {}, cb, opt);
+      const auto m = merge_attention_states<float>(pa.output, pa.logsumexp, pb.output, pb.logsumexp);
+      const std::string what = std::string(a == CausalAlignment::bottom_right ? "bottom_right" : "top_left") +
+                               ", split at " + std::to_string(s);
+      CHECK_MATCHES_REFERENCE(what + " output", m.output, naive.output, ref.output);
+      const MatrixD lse_ref = ref.logsumexp, lse_naive = naive.logsumexp.cast<double>();
+      CHECK_MATCHES_REFERENCE(what + " logsumexp", MatrixD(m.logsumexp.cast<double>()), lse_naive, lse_ref);
+    }
+  }
 }

@@ -266,10 +266,13 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
   });
   if (!ran) return core_backward();
   // An overflow in dP = dO V^T or through 1 / tau: the core rescales, or names the gradient.
+  // dtemperature is held in double but must fit T, as the core requires (an inf table
+  // gradient or a dtau past T's range must not pass where the core throws).
   for (const auto& g : out)
-    if (!finite(g.dQ) || !finite(g.dK) || !finite(g.dV) || !std::isfinite(g.dtemperature) ||
+    if (!finite(g.dQ) || !finite(g.dK) || !finite(g.dV) || !std::isfinite(double(T(g.dtemperature))) ||
         !finite(g.dparams.W) || !finite(g.dparams.W_q) || !finite(g.dparams.W_k) || !finite(g.dparams.v) ||
-        !finite(g.dparams.b) || !finite(g.dparams.w) || !finite(g.drelative) || !finite(g.ddense))
+        !finite(g.dparams.b) || !finite(g.dparams.w) || !finite(g.drelative) || !finite(g.dt5_table) ||
+        !finite(g.ddense))
       return core_backward();
   return out;
 }

@@ -96,7 +96,9 @@ inline MatrixD favor_projection(Eigen::Index m, Eigen::Index d, std::uint64_t se
 
 /// FAVOR+ features for inputs of width d: m seeded directions, softmax kernel
 /// exp(scale q . k); scale = 0 means the scaled-dot default 1 / sqrt(d).
-/// Throws std::invalid_argument for m < 1, d < 1, or a scale that is negative or not finite.
+/// Throws std::invalid_argument for m < 1, d < 1, or a scale that is negative, not finite,
+/// or not representable in T (sqrt(scale) or scale rounding to 0 or inf: every feature
+/// would be equal, or every exponent -inf).
 template <class T>
 FeatureMap<T> favor_features(Eigen::Index m, Eigen::Index d, std::uint64_t seed, double scale = 0,
                              bool orthogonal = true) {
@@ -106,6 +108,10 @@ FeatureMap<T> favor_features(Eigen::Index m, Eigen::Index d, std::uint64_t seed,
   f.kind = FeatureKind::favor;
   f.W = favor_projection(m, d, seed, orthogonal).cast<T>();
   f.data_scale = std::sqrt(scale > 0 ? scale : 1.0 / std::sqrt(double(d)));
+  const T s = T(f.data_scale), s2 = T(f.data_scale * f.data_scale);
+  detail::require(s > T(0) && s2 > T(0) && std::isfinite(double(s2)),
+                  "favor: scale " + detail::num(scale) +
+                      " is not representable (it or its square root rounds to 0 or inf) in this precision");
   return f;
 }
 

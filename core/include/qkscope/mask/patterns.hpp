@@ -3,11 +3,16 @@
 // - sliding window of half-width w around the aligned diagonal (Longformer, Beltagy et al.
 //   2020, §3.1): key j visible from query i when |j - (i + o)| <= w;
 // - g global tokens (Longformer §3.1; BigBird's "ITC" variant, Zaheer et al. 2020, §2):
-//   queries i < g see every key and keys j < g are seen by every query;
+//   the tokens at positions 0 ... g-1 see every key and are seen by every query, i.e.
+//   queries with 0 <= i + o < g and keys j < g;
 // - r random keys per query (BigBird, Zaheer et al. 2020, §2, the random graph of Erdős–
 //   Rényi type): each row gets r keys drawn uniformly without replacement, seeded, from the
 //   keys the window and global tokens leave out (all of them when fewer remain).
-// o is the diagonal offset of the mask's alignment (0 top-left, L_k - L_q bottom-right).
+// o is the diagonal offset of the mask's alignment (0 top-left, L_k - L_q bottom-right):
+// query i sits at key position i + o. Everything about a row depends on that position only
+// (the random keys too: each row draws from a stream seeded by (seed, i + o)), so with
+// bottom-right alignment a block of the last queries (KV-cache decoding, L_q = 1) gets
+// exactly the bottom rows of the square pattern.
 // The pattern is the paper's token-level graph; BigBird's kernels use blocks of tokens
 // instead, which changes speed, not which graph is meant.
 #pragma once
@@ -36,7 +41,8 @@ struct SparsePattern {
   Eigen::Index random = 0;
   /// Seed of the random keys.
   std::uint64_t seed = 0;
-  /// Diagonal alignment of the window for L_q != L_k.
+  /// Diagonal alignment for L_q != L_k: where query i sits (position i + o) for the
+  /// window, the global tokens and the random keys' streams.
   CausalAlignment alignment = CausalAlignment::top_left;
 };
 
@@ -54,12 +60,15 @@ inline KeepMask sparse_pattern_mask(Eigen::Index L_q, Eigen::Index L_k, const Sp
   for (Eigen::Index i = 0; i < L_q; ++i)
     for (Eigen::Index j = 0; j < L_k; ++j) {
       const Eigen::Index d = j - (i + o);
-      keep(i, j) = (p.window && d >= -*p.window && d <= *p.window) || i < p.global || j < p.global;
+      const Eigen::Index pos = i + o;  // the query's position among the keys
+      keep(i, j) = (p.window && d >= -*p.window && d <= *p.window) || (pos >= 0 && pos < p.global) || j < p.global;
     }
   if (p.random == 0) return keep;
-  detail::Rng rng(p.seed);
   std::vector<Eigen::Index> free;
   for (Eigen::Index i = 0; i < L_q; ++i) {
+    // One stream per position (SplitMix64 of a seed mixed with the position), so a row's
+    // random keys do not depend on how many rows precede it in this call.
+    detail::Rng rng(detail::Rng(p.seed ^ (0xD1B54A32D192ED03ull * std::uint64_t(i + o))).next_u64());
     free.clear();
     for (Eigen::Index j = 0; j < L_k; ++j)
       if (!keep(i, j)) free.push_back(j);

@@ -10,29 +10,28 @@
 
 namespace qkscope {
 
-/// Shared max and the factor that brings each of two log-domain values to it:
-/// m = max(x_a, x_b), alpha_a = e^{x_a - m}, alpha_b = e^{x_b - m}. With both -inf the
-/// shift is 0 (not -inf - -inf = NaN) and both factors are 0.
+/// Shared max and the factor that brings each of two log-domain values to it, for values
+/// z = x * tau: m = max(z_a, z_b), alpha = e^{(z - m) inv_tau}. The difference is formed
+/// before the division, so it is exact for close values (the core's order of operations:
+/// attention.hpp subtracts the row maximum, then divides by tau). With both -inf the shift
+/// is 0 (not -inf - -inf = NaN) and both factors are 0.
 template <class T>
 struct MergeScales {
   T m, alpha_a, alpha_b;
 };
 
 template <class T>
-QKSCOPE_HOST_DEVICE inline MergeScales<T> merge_scales(T x_a, T x_b) {
-  const T m = pipeline::max_(x_a, x_b);
-  const T s = m == pipeline::neg_inf<T>() ? T(0) : m;
-  return {m, pipeline::exp_(x_a - s), pipeline::exp_(x_b - s)};
-}
-
-/// The same for values z = x * tau: m = max(z_a, z_b), alpha = e^{(z - m) inv_tau}. The
-/// difference is formed before the division, so it is exact for close values (the core's
-/// order of operations: attention.hpp subtracts the row maximum, then divides by tau).
-template <class T>
 QKSCOPE_HOST_DEVICE inline MergeScales<T> merge_scales(T z_a, T z_b, T inv_tau) {
   const T m = pipeline::max_(z_a, z_b);
   const T s = m == pipeline::neg_inf<T>() ? T(0) : m;
   return {m, pipeline::exp_((z_a - s) * inv_tau), pipeline::exp_((z_b - s) * inv_tau)};
+}
+
+/// The same at tau = 1 (log-domain values x: alpha = e^{x - m}); one function, so the merge
+/// of states and the kernels' online softmax share every operation (a product by 1 is exact).
+template <class T>
+QKSCOPE_HOST_DEVICE inline MergeScales<T> merge_scales(T x_a, T x_b) {
+  return merge_scales(x_a, x_b, T(1));
 }
 
 /// Weights of the two normalised outputs and the merged lse of one row.

@@ -90,6 +90,8 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
         if (cfg.t5_tables.size()) {
           if (!g.dt5_tables.size()) g.dt5_tables = Mat<T>::Zero(cfg.t5_tables.rows(), cfg.t5_tables.cols());
           g.dt5_tables.row(h) += hg.dt5_table.transpose();
+        } else {
+          detail::add_into(g.dt5_table, hg.dt5_table);  // a shared table, as bias.relative
         }
         detail::add_into(g.ddense, hg.ddense);
         g.dtemperature += hg.dtemperature;

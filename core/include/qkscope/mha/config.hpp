@@ -50,7 +50,8 @@ struct MultiHeadConfig {
   bool alibi = false;
   /// T5 relative position bias with one learnable table per head (Raffel et al. 2020,
   /// §2.1): head h adds t5_tables(h, bucket(j - (i + o))), with the bucketing of
-  /// attention.bias.t5. (H, num_buckets); empty = none. Leave attention.bias.t5_table empty.
+  /// attention.bias.t5. (H, num_buckets); empty = none. Leave attention.bias.t5_table empty
+  /// then (attention.bias.t5_table alone is one table shared by every head: dt5_table).
   Mat<T> t5_tables;
   /// Key padding per sequence: keys j >= key_lengths[b] of sequence b are masked;
   /// 0 masks the whole sequence (output 0). Empty = every key valid. B entries.
@@ -89,6 +90,8 @@ struct MultiHeadGrads {
   std::vector<ScoreParams<T>> dscore_params;  // H entries, summed over the batch
   Vec<T> drelative;                      // of attention.bias.relative (empty if unused)
   Mat<T> dt5_tables;                     // of t5_tables, (H, num_buckets) (empty if unused)
+  Vec<T> dt5_table;                      // of attention.bias.t5_table, one table shared by every
+                                         //   head, summed over heads and batch (empty if unused)
   Mat<T> ddense;                         // of attention.bias.dense (empty if unused)
   double dtemperature = 0;               // dL/dtau
 };

@@ -280,20 +280,21 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   });
   const kBox = slider(store, 'k', { id: 'c8-k', label: t.k, min: 1, max: L, step: 1 });
   const wBox = slider(store, 'w', { id: 'c8-w', label: t.w, min: 0, max: L - 1, step: 1 });
-  // k acts only on top-k and w only on the window: the other one is disabled, not silently ignored.
+  const gBox = slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 });
+  const rBox = slider(store, 'r', { id: 'c8-r', label: t.r, min: 0, max: 4, step: 1, hint: t.rHint });
+  // k acts only on top-k; w, g and r only on the window pattern: the others are disabled,
+  // not silently ignored.
   const syncEnabled = () => {
     const topk = store.get().pattern === 'topk';
-    kBox.querySelector('input')!.disabled = !topk;
-    wBox.querySelector('input')!.disabled = topk;
-    kBox.classList.toggle('inactive', !topk);
-    wBox.classList.toggle('inactive', topk);
+    for (const [box, on] of [[kBox, topk], [wBox, !topk], [gBox, !topk], [rBox, !topk]] as const) {
+      box.querySelector('input')!.disabled = !on;
+      box.classList.toggle('inactive', !on);
+    }
   };
   fig.body.append(
     controlGroup(ctx.cat.common.controls,
       radios(store, 'pattern', { id: 'c8-pattern', label: t.pattern, options: [['topk', t.topk], ['window', t.window]] }),
-      kBox, wBox,
-      slider(store, 'g', { id: 'c8-g', label: t.g, min: 0, max: 4, step: 1 }),
-      slider(store, 'r', { id: 'c8-r', label: t.r, min: 0, max: 4, step: 1, hint: t.rHint })),
+      kBox, wBox, gBox, rBox),
     summary,
     h('div', { className: 'panels c8-grid' }, panel(t.fullTitle, fullHm.el), panel(t.sparseTitle, sparseHm.el), panel(t.errTitle, chart.el)));
   syncEnabled();
