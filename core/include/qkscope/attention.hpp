@@ -127,6 +127,22 @@ void check_temperature_in(double tau, bool soft, const std::string& normalizer) 
   });
 }
 
+/// A finite scale must also be a number of T: past T's maximum every score is inf or NaN,
+/// and a nonzero scale that rounds to 0 in T (1e-50 in float) would silently make every
+/// score 0 (uniform weights). Denormal scales are kept (they are nonzero). Throws
+/// std::invalid_argument naming `scale`.
+template <class T>
+void check_scale_in(double scale) {
+  require(std::isfinite(double(T(scale))), [&] {  // messages built only on failure (hot path)
+    return "scale " + num(scale) + " overflows to inf in this precision (largest finite value " +
+           num(double(std::numeric_limits<T>::max())) + ")";
+  });
+  require(scale == 0 || T(scale) != T(0), [&] {
+    return "scale " + num(scale) + " underflows to 0 in this precision (smallest nonzero value " +
+           num(double(std::numeric_limits<T>::denorm_min())) + "); pass scale = 0 if that is meant";
+  });
+}
+
 /// When dP = dO V^T overflowed (or came near it), recomputes it as (dO 2^-a)(V 2^-b)^T with both factors
 /// near 1 and returns 2^(a+b), the factor the normalizer's gradients must be multiplied by;
 /// returns 1 (dP untouched) otherwise.
@@ -142,6 +158,17 @@ double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
   const Mat<T> dOs = dO * T(std::ldexp(1.0, -a)), Vs = V * T(std::ldexp(1.0, -b));
   dP.noalias() = dOs * Vs.transpose();
   return std::ldexp(1.0, a + b);
+}
+
+/// An (L_q, L_k) intermediate of the backward must be finite; names it and the entry.
+template <class T>
+void require_intermediate_finite(const Mat<T>& m, const char* name) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+      if (!std::isfinite(double(m(i, j))))
+        fail(std::string("gradient overflowed: ") + name + " at (" + std::to_string(i) + ", " + std::to_string(j) +
+             ") is " + num(double(m(i, j))) +
+             ", not representable in this precision (inputs, dO or 1/temperature too large)");
 }
 
 /// Every gradient must be finite: an overflow (tau near 0, huge inputs) is reported, never
@@ -221,10 +248,7 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   // A finite double past T's range would be inf once applied (every score inf or NaN).
   // Checked after the mask and bias, as the tiled paths see it (they validate those, then
   // hand an unsafe scale to the core; fuzzer finding).
-  detail::require(std::isfinite(double(T(r.scale))), [&] {
-    return "scale " + detail::num(r.scale) + " overflows to inf in this precision (largest finite value " +
-           detail::num(double(std::numeric_limits<T>::max())) + ")";
-  });
+  detail::check_scale_in<T>(r.scale);
 
   // The pipeline's functors (pipeline/), element by element; the temperature is applied
   // inside the normalizer, so the modifiers here stop at z.
@@ -333,6 +357,9 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
     dtau *= grad_scale;
   }
   g.dtemperature = dtau;
+  // Name the first intermediate that overflowed, not a later gradient it poisons (a NaN
+  // dL/dquery was reported where dL/dz, P (dP - D) / tau, had overflowed: reviewer note).
+  detail::require_intermediate_finite(dZ, "dL/dlogits (dP = grad_output value^T through the normalizer)");
 
   // Through the biases (reverse order): dense, T5, relative, ALiBi (no parameters), softcap,
   // scale, with the pipeline's functor (tau is the normalizer's: 1 here). The relative
@@ -349,7 +376,21 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
       if (mods.t5) g.dt5_table(mods.t5_index(i, j)) += dZ(i, j);
       dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
     }
+  // dS = dZ scale (softcap' <= 1) can overflow where the gradients it feeds do not: scale
+  // 2e22, q = k = 3.2e-11, values 3e28 give dS ~ 1.2e42 but dQ = dS K ~ 4e31 (reviewer
+  // finding; the tiled kernels, which apply the scale to the query rows, returned the right
+  // finite values while this refused). The score backward is linear in dS, so it then runs
+  // on dS 2^-e, e = ilogb|scale| + 1 (each |entry| then at most |dZ|), and its gradients are
+  // scaled back by 2^e in double; what still overflows is reported by name below.
+  double raw_scale = 1;
+  if (!dS.array().isFinite().all() && fwd.scale != 0 && std::isfinite(fwd.scale)) {
+    raw_scale = std::ldexp(1.0, std::ilogb(std::abs(fwd.scale)) + 1);
+    for (int i = 0; i < int(shape.L_q); ++i)
+      for (int j = 0; j < int(shape.L_k); ++j)
+        dS(i, j) = mods.grad_raw(T(double(dZ(i, j)) / raw_scale), fwd.raw_scores(i, j));
+  }
 
+  detail::require_intermediate_finite(dS, "dL/draw_scores (dL/dlogits through the biases and scale)");
   visit_score(cfg.score, [&](auto f) {
     ScoreGrads<T> sg;
     decltype(f)::template backward<T>(Q, K, params, dS, sg);
@@ -357,6 +398,19 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
     g.dK = std::move(sg.dK);
     g.dparams = std::move(sg.dparams);
   });
+  if (raw_scale != 1) {
+    auto back = [raw_scale](auto& m) {
+      if (m.size()) m = (m.template cast<double>() * raw_scale).template cast<T>();
+    };
+    back(g.dQ);
+    back(g.dK);
+    back(g.dparams.W);
+    back(g.dparams.W_q);
+    back(g.dparams.W_k);
+    back(g.dparams.v);
+    back(g.dparams.b);
+    back(g.dparams.w);
+  }
   detail::require_gradients_finite(g);
   return g;
 }
