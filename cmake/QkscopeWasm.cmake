@@ -53,6 +53,7 @@ target_link_options(qkscope_tiled PRIVATE
   -sENVIRONMENT=web,worker
   -sALLOW_MEMORY_GROWTH=1
   -sMAXIMUM_MEMORY=1GB
+  -sMALLOC=emmalloc              # a few scratch buffers per call: the small allocator does (NOTES.md)
   -sDYNAMIC_EXECUTION=0
   -sFILESYSTEM=0)
 set_target_properties(qkscope_tiled PROPERTIES
