@@ -79,11 +79,20 @@ test('timing: a quick run fills the chart on its own; Run measures exact and lin
     await page.waitForFunction(() => document.querySelector('[data-testid="c8-status"]')?.dataset.done === 'true', null, { timeout: 60000 });
     assert.equal(await page.locator('[data-testid="c8-time"] circle.point').count(), 12, '4 series x 3 lengths');
     const summary = fig.locator('[data-testid="c8-time-summary"]');
-    assert.match(await summary.textContent(), /^At L = 256: exact softmax.*Linear elu \+ 1 is (faster than qkscope's softmax from L = (64|128|256) on|not yet faster than qkscope's softmax at L = 256)\.$/);
+    assert.match(await summary.textContent(), /^At L = 256: exact softmax \(tiled\).*Linear elu \+ 1 is (faster than the tiled softmax from L = (64|128|256) on|not yet faster than the tiled softmax at L = 256)\.$/);
     const cross = await summary.evaluate((e) => e.dataset.crossover);
     assert.ok(cross === '' || ['64', '128', '256'].includes(cross), `crossover is a measured L or none (${cross})`);
     const files = await checkExports(page, 'figure-c8-time');
     assert.match(files.csv.bytes.toString('utf8'), /^series,L,ms,runs\r\n/);
+    // The crossover is the native benchmark's: linear elu + 1 against the tiled softmax
+    // (attention(), no L x L intermediates), both from the core; forward() is timed beside them.
+    const json = JSON.parse(files.json.bytes.toString('utf8')).data;
+    assert.deepEqual([...new Set(json.timings.map((x) => x.series))].sort(), ['core', 'elu', 'favor', 'tiled']);
+    const firstFaster = [64, 128, 256].find((L) => [64, 128, 256].filter((x) => x >= L).every((x) => {
+      const at = (series) => json.timings.find((r) => r.series === series && r.x === x).ms;
+      return at('elu') < at('tiled');
+    }));
+    assert.equal(json.crossoverL ?? null, firstFaster ?? null, 'crossover measured against the tiled softmax');
     await fig.screenshot({ path: join(ARTIFACTS, 'ch8-time-desktop.png') });
     await fig.locator('[data-testid="c8-dim-128"]').check();
     await page.waitForFunction(() => /c8\.dim=128/.test(location.search));

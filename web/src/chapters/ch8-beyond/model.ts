@@ -1,8 +1,7 @@
 /**
  * Chapter 8's model (no DOM): seeded inputs and helpers around the core's linear attention
  * (qk.linearAttention: elu + 1, Katharopoulos et al. 2020; FAVOR+, Choromanski et al. 2021;
- * causal by prefix sums), an exact softmax attention in JS that streams rows (for a
- * same-language timing), and the crossover length of two timing series.
+ * causal by prefix sums), and the crossover length of two timing series.
  */
 import type { LinearAttentionOptions, Matrix } from '@qkscope/wasm';
 import type { Timing } from '../../model/timing';
@@ -20,31 +19,6 @@ export function randn(seed: number, k: number, rows: number, cols: number, scale
 /** Options of the core's linearAttention() for a feature map: elu + 1, or FAVOR+ with m seeded iid directions. */
 export function featureOptions(kind: FeatureKind, m: number, seed: number): Pick<LinearAttentionOptions, 'featureMap' | 'features' | 'seed' | 'orthogonal'> {
   return kind === 'elu' ? { featureMap: 'elu' } : { featureMap: 'favor', features: m, seed, orthogonal: false };
-}
-
-/** Exact softmax(Q K^T / sqrt d) V in JS, one row at a time (no (L, L) buffer). */
-export function softmaxAttentionJs(Q: Matrix, K: Matrix, V: Matrix): Matrix {
-  const d = Q.cols;
-  const dv = V.cols;
-  const s = 1 / Math.sqrt(d);
-  const row = new Float64Array(K.rows);
-  const O = new Float32Array(Q.rows * dv);
-  for (let i = 0; i < Q.rows; i++) {
-    let mx = -Infinity;
-    for (let j = 0; j < K.rows; j++) {
-      let dot = 0;
-      for (let c = 0; c < d; c++) dot += Q.data[i * d + c]! * K.data[j * d + c]!;
-      row[j] = dot * s;
-      if (row[j]! > mx) mx = row[j]!;
-    }
-    let z = 0;
-    for (let j = 0; j < K.rows; j++) z += row[j] = Math.exp(row[j]! - mx);
-    for (let j = 0; j < K.rows; j++) {
-      const w = row[j]! / z;
-      for (let c = 0; c < dv; c++) O[i * dv + c] += w * V.data[j * dv + c]!;
-    }
-  }
-  return { rows: Q.rows, cols: dv, data: O };
 }
 
 /** ||A - B||_F / ||B||_F. */

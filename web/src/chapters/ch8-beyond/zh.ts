@@ -38,7 +38,7 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     {
       id: 'c8-time',
       title: '换来了什么：时间随 L 的变化',
-      body: r`第二张图随 $L$ 增大，为精确的 softmax 注意力和两种核方法版本计时，头宽 $d = 64$ 或 $128$。除一条曲线外都在 qkscope 核心中运行（WebAssembly）；精确 softmax 另外用纯 JavaScript 逐行计算一次，作为同一语言下的基线。在双对数坐标上，精确注意力的斜率为 2，核方法版本的斜率为 1；图下的总结给出交叉点，即从哪个测量到的 $L$ 起 elu + 1 一直比核心的 softmax 快。这个 softmax 还会为教学返回 $L \times L$ 的中间结果，所以原生基准测试（计时的是从不构造这些矩阵的分块 softmax）得到的交叉点更晚。`,
+      body: r`第二张图随 $L$ 增大，为精确的 softmax 注意力和两种核方法版本计时，头宽 $d = 64$ 或 $128$。所有曲线都在 qkscope 核心中运行（WebAssembly）。精确 softmax 计时两次：一次通过 forward()，它还会为教学返回 $L \times L$ 的中间结果；一次通过 attention()，即从不构造这些矩阵的分块在线 softmax 内核（第 7 章）。在双对数坐标上，精确注意力的斜率为 2，核方法版本的斜率为 1；图下的总结给出交叉点，即从哪个测量到的 $L$ 起 elu + 1 一直比分块 softmax 快：与原生基准测试（npm run bench:linear）做的是同一个比较，只是在你的浏览器里测量。`,
     },
     {
       id: 'c8-sparse',
@@ -91,13 +91,13 @@ $$o_i = \frac{\sum_j \phi(q_i)^\top \phi(k_j)\, v_j^\top}{\sum_j \phi(q_i)^\top 
     axisL: 'L',
     axisMs: '毫秒',
     core: 'softmax，qkscope',
-    js: 'softmax，JS（逐行）',
+    tiled: 'softmax，qkscope 分块（attention()）',
     elu: '线性，elu + 1，qkscope',
     favor: '线性，FAVOR+ m = 64，qkscope',
     dim: '头宽 d',
-    summary: 'L = {L} 时：精确 softmax（JS）{exact} 毫秒，线性注意力 elu + 1 {lin} 毫秒。',
-    cross: '从 L = {L} 起，线性注意力 elu + 1 比 qkscope 的 softmax 快。',
-    noCross: '到 L = {L} 为止，线性注意力 elu + 1 还没有比 qkscope 的 softmax 快。',
+    summary: 'L = {L} 时：精确 softmax（分块）{exact} 毫秒，线性注意力 elu + 1 {lin} 毫秒。',
+    cross: '从 L = {L} 起，线性注意力 elu + 1 比分块 softmax 快。',
+    noCross: '到 L = {L} 为止，线性注意力 elu + 1 还没有比分块 softmax 快。',
   },
   fig3: {
     title: '图 8.3　top-k 与滑动窗口稀疏注意力，对比完整 softmax',
