@@ -8,55 +8,40 @@
 #   scripts/fuzz.sh --seconds 20
 #   scripts/fuzz.sh --runs 20000 --seed 1   a fixed, reproducible run (what `npm test` does:
 #                                         the same inputs on every machine, so CI is not flaky)
-#   scripts/fuzz.sh --minutes 30 --fast  a campaign that also runs each harness built without
-#                                         ASan/UBSan (preset `fuzz-fast`: -fsanitize=fuzzer -O2,
-#                                         build/fuzz-fast), several times faster; the sanitized
-#                                         ones run next to them (memory errors, UB)
 # Builds the harnesses with the `sanitize` preset (clang, ASan + UBSan) first.
-# Prints the executions of each harness and mode, and their total.
+# Prints the executions of each harness and their total.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=60
-runs=-1 seed=0 fast=0
+runs=-1 seed=0
 while (($#)); do
   case $1 in
     --minutes) seconds=$(($2 * 60)); shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --runs) runs=$2; seconds=0; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
-    --fast) fast=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
-    *) echo "fuzz.sh: unknown argument '$1' (use --minutes N, --seconds N, --runs N, --seed S, --fast)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "fuzz.sh: unknown argument '$1' (use --minutes N, --seconds N, --runs N, --seed S)" >&2; exit 2 ;;
   esac
 done
 harnesses=(fuzz_attention fuzz_normalizers)
 jobs=${QKSCOPE_JOBS:-$(nproc)}
 [[ -f build/sanitize/CMakeCache.txt ]] || cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize --parallel "$jobs" --target "${harnesses[@]}"
-modes=(sanitize)
-if ((fast)); then
-  [[ -f build/fuzz-fast/CMakeCache.txt ]] || cmake --preset fuzz-fast >/dev/null
-  cmake --build --preset fuzz-fast --parallel "$jobs" --target "${harnesses[@]}"
-  modes+=(fuzz-fast)
-fi
 
 mkdir -p build/fuzz/artifacts
-pids=() names=()
-for mode in "${modes[@]}"; do
-  for h in "${harnesses[@]}"; do
-    mkdir -p "build/fuzz/corpus/$h"
-    name=$h; [[ $mode == sanitize ]] || name=$h-fast
-    # -timeout: a single input running past 10 s counts as a hang (a finding). Both modes
-    # share the corpus directory (each reads it at start and adds what it finds).
-    build/$mode/tests/fuzz/$h -max_total_time="$seconds" -runs="$runs" -seed="$seed" -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$name-" \
-      "build/fuzz/corpus/$h" "tests/fuzz/corpus/$h" >"build/fuzz/$name.log" 2>&1 &
-    pids+=($!) names+=("$name")
-  done
+pids=()
+for h in "${harnesses[@]}"; do
+  mkdir -p "build/fuzz/corpus/$h"
+  # -timeout: a single input running past 10 s counts as a hang (a finding).
+  build/sanitize/tests/fuzz/$h -max_total_time="$seconds" -runs="$runs" -seed="$seed" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$h-" \
+    "build/fuzz/corpus/$h" "tests/fuzz/corpus/$h" >"build/fuzz/$h.log" 2>&1 &
+  pids+=($!)
 done
 status=0 total=0
-for k in "${!names[@]}"; do
-  h=${names[$k]}
+for k in "${!harnesses[@]}"; do
+  h=${harnesses[$k]}
   if ! wait "${pids[$k]}"; then
     status=1
     echo "fuzz: $h FOUND A PROBLEM (input kept in build/fuzz/artifacts/); log:" >&2

@@ -22,7 +22,6 @@
 
 #include "qkscope/bias/bias.hpp"
 #include "qkscope/detail/check.hpp"
-#include "qkscope/detail/input_checks.hpp"
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/mask/mask.hpp"
 #include "qkscope/norm/registry.hpp"
@@ -76,6 +75,58 @@ struct AttentionGrads {
 
 namespace detail {
 
+template <class T>
+ScoreShape check_inputs(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
+  require_nonempty(Q, "query");
+  require_nonempty(K, "key");
+  require_nonempty(V, "value");
+  require(V.rows() == K.rows(), [&] {
+    return "value must have L_k = " + std::to_string(K.rows()) + " rows (one per key), got shape " + shape_of(V);
+  });
+  require_finite(Q, "query");
+  require_finite(K, "key");
+  require_finite(V, "value");
+  return {Q.rows(), K.rows(), Q.cols(), K.cols()};
+}
+
+/// Every parameter the caller set must be finite (a NaN W would otherwise surface as a
+/// misleading "scores overflowed", or vanish under a full mask).
+template <class T>
+void check_params_finite(const ScoreParams<T>& p) {
+  require_finite(p.W, "params.W");
+  require_finite(p.W_q, "params.W_q");
+  require_finite(p.W_k, "params.W_k");
+  require_finite(p.v, "params.v");
+  require_finite(p.b, "params.b");
+  require_finite(p.w, "params.w");
+}
+
+inline void check_temperature(double tau, bool soft, const std::string& normalizer) {
+  if (soft)
+    require(tau > 0 && std::isfinite(tau), [&] {
+      return "temperature must be finite and > 0 for normalizer '" + normalizer + "', got " + num(tau) +
+             " (use normalizer 'hard' for the tau -> 0 limit)";
+    });
+  else
+    require(tau >= 0 && std::isfinite(tau), [&] { return "temperature must be finite and >= 0, got " + num(tau); });
+}
+
+/// The temperature as T: finite (1e39 is +inf in float, and (z - m) / inf would make a
+/// soft normalizer uniform and its logsumexp NaN) and, for soft normalizers, not 0
+/// (1e-46 is 0 in float: (z - max) / 0 = NaN).
+template <class T>
+void check_temperature_in(double tau, bool soft, const std::string& normalizer) {
+  check_temperature(tau, soft, normalizer);
+  require(std::isfinite(double(T(tau))), [&] {
+    return "temperature " + num(tau) + " overflows to inf in this precision (largest finite value " +
+           num(double(std::numeric_limits<T>::max())) + ")";
+  });
+  require(!soft || T(tau) > T(0), [&] {
+    return "temperature " + num(tau) +
+           " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit";
+  });
+}
+
 /// When dP = dO V^T overflowed (or came near it), recomputes it as (dO 2^-a)(V 2^-b)^T with both factors
 /// near 1 and returns 2^(a+b), the factor the normalizer's gradients must be multiplied by;
 /// returns 1 (dP untouched) otherwise.
@@ -91,17 +142,6 @@ double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
   const Mat<T> dOs = dO * T(std::ldexp(1.0, -a)), Vs = V * T(std::ldexp(1.0, -b));
   dP.noalias() = dOs * Vs.transpose();
   return std::ldexp(1.0, a + b);
-}
-
-/// An (L_q, L_k) intermediate of the backward must be finite; names it and the entry.
-template <class T>
-void require_intermediate_finite(const Mat<T>& m, const char* name) {
-  for (Eigen::Index i = 0; i < m.rows(); ++i)
-    for (Eigen::Index j = 0; j < m.cols(); ++j)
-      if (!std::isfinite(double(m(i, j))))
-        fail(std::string("gradient overflowed: ") + name + " at (" + std::to_string(i) + ", " + std::to_string(j) +
-             ") is " + num(double(m(i, j))) +
-             ", not representable in this precision (inputs, dO or 1/temperature too large)");
 }
 
 /// Every gradient must be finite: an overflow (tau near 0, huge inputs) is reported, never
@@ -181,7 +221,10 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   // A finite double past T's range would be inf once applied (every score inf or NaN).
   // Checked after the mask and bias, as the tiled paths see it (they validate those, then
   // hand an unsafe scale to the core; fuzzer finding).
-  detail::check_scale_in<T>(r.scale);
+  detail::require(std::isfinite(double(T(r.scale))), [&] {
+    return "scale " + detail::num(r.scale) + " overflows to inf in this precision (largest finite value " +
+           detail::num(double(std::numeric_limits<T>::max())) + ")";
+  });
 
   // The pipeline's functors (pipeline/), element by element; the temperature is applied
   // inside the normalizer, so the modifiers here stop at z.
@@ -290,9 +333,6 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
     dtau *= grad_scale;
   }
   g.dtemperature = dtau;
-  // Name the first intermediate that overflowed, not a later gradient it poisons (a NaN
-  // dL/dquery was reported where dL/dz, P (dP - D) / tau, had overflowed: reviewer note).
-  detail::require_intermediate_finite(dZ, "dL/dlogits (dP = grad_output value^T through the normalizer)");
 
   // Through the biases (reverse order): dense, T5, relative, ALiBi (no parameters), softcap,
   // scale, with the pipeline's functor (tau is the normalizer's: 1 here). The relative
@@ -309,21 +349,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
       if (mods.t5) g.dt5_table(mods.t5_index(i, j)) += dZ(i, j);
       dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
     }
-  // dS = dZ scale (softcap' <= 1) can overflow where the gradients it feeds do not: scale
-  // 2e22, q = k = 3.2e-11, values 3e28 give dS ~ 1.2e42 but dQ = dS K ~ 4e31 (reviewer
-  // finding; the tiled kernels, which apply the scale to the query rows, returned the right
-  // finite values while this refused). The score backward is linear in dS, so it then runs
-  // on dS 2^-e, e = ilogb|scale| + 1 (each |entry| then at most |dZ|), and its gradients are
-  // scaled back by 2^e in double; what still overflows is reported by name below.
-  double raw_scale = 1;
-  if (!dS.array().isFinite().all() && fwd.scale != 0 && std::isfinite(fwd.scale)) {
-    raw_scale = std::ldexp(1.0, std::ilogb(std::abs(fwd.scale)) + 1);
-    for (int i = 0; i < int(shape.L_q); ++i)
-      for (int j = 0; j < int(shape.L_k); ++j)
-        dS(i, j) = mods.grad_raw(T(double(dZ(i, j)) / raw_scale), fwd.raw_scores(i, j));
-  }
 
-  detail::require_intermediate_finite(dS, "dL/draw_scores (dL/dlogits through the biases and scale)");
   visit_score(cfg.score, [&](auto f) {
     ScoreGrads<T> sg;
     decltype(f)::template backward<T>(Q, K, params, dS, sg);
@@ -331,19 +357,6 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
     g.dK = std::move(sg.dK);
     g.dparams = std::move(sg.dparams);
   });
-  if (raw_scale != 1) {
-    auto back = [raw_scale](auto& m) {
-      if (m.size()) m = (m.template cast<double>() * raw_scale).template cast<T>();
-    };
-    back(g.dQ);
-    back(g.dK);
-    back(g.dparams.W);
-    back(g.dparams.W_q);
-    back(g.dparams.W_k);
-    back(g.dparams.v);
-    back(g.dparams.b);
-    back(g.dparams.w);
-  }
   detail::require_gradients_finite(g);
   return g;
 }

