@@ -5,28 +5,12 @@
 // screenshots at 1440 and 390 px, light and dark, en and zh.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, noProblems, usePage } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, axeViolations, noProblems, usePage } from './chapter-helpers.mjs';
 import { load } from '../wasm/helpers.mjs';
 
 const env = usePage();
 const qk = await load();
-const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-async function axeViolations(page) {
-  const height = await page.evaluate(() => document.documentElement.scrollHeight);
-  for (let y = 0; y < height; y += 700) {
-    await page.evaluate((y) => window.scrollTo(0, y), y);
-    await page.waitForTimeout(40);
-  }
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.waitForTimeout(200);
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
-  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations);
-  return violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary.split('\n').slice(1, 2).join(' ').trim()}`));
-}
-
 test('q, k, v come before the worked example; the comparison table has one row per registered scoring function', async () => {
   const { page, problems, close } = await env.open('#ch1');
   try {

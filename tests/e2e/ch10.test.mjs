@@ -7,26 +7,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { ARTIFACTS, PHONE, noProblems, repoRootFile, usePage } from './chapter-helpers.mjs';
+import { ARTIFACTS, PHONE, axeViolations, noProblems, repoRootFile, usePage } from './chapter-helpers.mjs';
 
 const env = usePage();
-const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-async function axeViolations(page) {
-  const height = await page.evaluate(() => document.documentElement.scrollHeight);
-  for (let y = 0; y < height; y += 700) {
-    await page.evaluate((y) => window.scrollTo(0, y), y);
-    await page.waitForTimeout(40);
-  }
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.waitForTimeout(200);
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
-  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations);
-  return violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary.split('\n').slice(1, 2).join(' ').trim()}`));
-}
-
 const rows = (page, id) => page.$$eval(`[data-testid="${id}"] tbody tr`, (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
 
 test('the listings are the files the PyTorch test runs; the polarity table names each convention', async () => {
