@@ -7,7 +7,11 @@
 #   scripts/fuzz.sh --minutes 30       a longer campaign
 #   scripts/fuzz.sh --seconds 20
 #   scripts/fuzz.sh --runs 20000 --seed 1   a fixed, reproducible run (what `npm test` does:
-#                                         the same inputs on every machine, so CI is not flaky)
+#                                         the same inputs on every machine, so CI is not flaky:
+#                                         it starts from the seed corpus alone, and libFuzzer's
+#                                         comparison tracing is off, since its table holds
+#                                         address-dependent values that changed the mutations
+#                                         from run to run; a campaign keeps it)
 # Builds the harnesses with the `sanitize` preset (clang, ASan + UBSan) first.
 # Prints the executions of each harness and their total.
 set -euo pipefail
@@ -25,6 +29,13 @@ while (($#)); do
   esac
 done
 harnesses=(fuzz_attention fuzz_normalizers)
+# A fixed run (--runs) is the same run everywhere: a fresh output corpus, no comparison tracing.
+fixed_flags=() out=build/fuzz/corpus
+if ((runs >= 0)); then
+  fixed_flags=(-use_cmp=0 -use_memmem=0)
+  out=$(mktemp -d "${TMPDIR:-/tmp}/qkscope-fuzz.XXXXXX")
+  trap 'rm -rf "$out"' EXIT
+fi
 jobs=${QKSCOPE_JOBS:-$(nproc)}
 [[ -f build/sanitize/CMakeCache.txt ]] || cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize --parallel "$jobs" --target "${harnesses[@]}"
@@ -32,11 +43,11 @@ cmake --build --preset sanitize --parallel "$jobs" --target "${harnesses[@]}"
 mkdir -p build/fuzz/artifacts
 pids=()
 for h in "${harnesses[@]}"; do
-  mkdir -p "build/fuzz/corpus/$h"
+  mkdir -p "$out/$h"
   # -timeout: a single input running past 10 s counts as a hang (a finding).
-  build/sanitize/tests/fuzz/$h -max_total_time="$seconds" -runs="$runs" -seed="$seed" -timeout=10 -rss_limit_mb=2048 \
+  build/sanitize/tests/fuzz/$h -max_total_time="$seconds" -runs="$runs" -seed="$seed" "${fixed_flags[@]}" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$h-" \
-    "build/fuzz/corpus/$h" "tests/fuzz/corpus/$h" >"build/fuzz/$h.log" 2>&1 &
+    "$out/$h" "tests/fuzz/corpus/$h" >"build/fuzz/$h.log" 2>&1 &
   pids+=($!)
 done
 status=0 total=0

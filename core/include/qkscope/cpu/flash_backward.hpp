@@ -34,7 +34,7 @@ struct FlashGrads {
 /// Per-thread buffers of the backward, reused across work items.
 template <class T>
 struct BackwardScratch {
-  Vec<T> s, x, p, dx, tmp;  // (bq * bk) storage of S, logits, P, dP / dx; one row
+  Vec<T> s, x, p, dx, tmp, lo;  // (bq * bk) storage of S, logits, P, dP / dx; one row (tmp, lo)
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
   std::vector<double> rows;  // per query row: sum P (dP - b), sum P, b (RowShift)
@@ -112,7 +112,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     // maximum (in the exponent) does, since P is divided by its recomputed row sum; z - c is
     // formed before dividing by tau, as the forward and the core do. X keeps z. The rounding
     // of c is about eps |lse|: attention_backward sends |lse| > 1 / eps to the core.
-    exp_shifted(ps, T(double(lse(i)) * double(ops.tau)), general, w.tmp, ops.inv_tau());
+    exp_shifted_split(ps, T(double(lse(i)) * double(ops.tau)), ops.tau, w.tmp, w.lo);
     if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP

@@ -133,6 +133,32 @@ void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp, T inv_tau = 
     if (!(tmp(c) >= low)) x(c) = std::exp(tmp(c));
 }
 
+/// exp((z - c) / tau) for the backward's recomputed P (flash_backward.hpp), as accurate as
+/// exp itself for any exponent e. Rounding e to T moves P by up to about 1.5 eps |e|
+/// relative (z - c, 1 / tau and their product each round): 1.4e-6 for a key 22 below the
+/// row's logsumexp, and where a gradient's larger terms cancel (tied keys, a value of 0 on
+/// the top key) those small P are all of it (fuzzer findings: dQ and dL/dtau 1.4e-6 off, the
+/// rule's floor 1e-6). For float, e is formed in double (z - c exact, one rounding by tau)
+/// and split e = hi + lo with hi in float: P = exp(hi) (1 + lo), lo <= ulp(hi) / 2.
+template <class Seg, class T>
+void exp_shifted_split(Seg&& x, T c, T tau, Vec<T>& tmp, Vec<T>& lo) {
+  if constexpr (!std::is_same_v<T, float>) {
+    exp_shifted(x, c, true, tmp, T(1) / tau);
+  } else {
+    const Eigen::Index n = x.size();
+    const double cd = double(c), inv_tau = 1.0 / double(tau);
+    lo.resize(n);
+    for (Eigen::Index k = 0; k < n; ++k) {
+      const double e = (double(x(k)) - cd) * inv_tau;
+      const float hi = float(e);
+      x(k) = hi;
+      lo(k) = std::isfinite(e) ? float(e - double(hi)) : 0.0f;
+    }
+    exp_shifted(x, T(0), true, tmp);
+    for (Eigen::Index k = 0; k < n; ++k) x(k) += x(k) * lo(k);
+  }
+}
+
 /// max of a non-empty row segment (wasm SIMD: max_array; Eigen's emulated pmax is slower).
 template <class Seg>
 auto segment_max(const Seg& x) {
