@@ -142,20 +142,26 @@ void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp, T inv_tau = 
 /// and split e = hi + lo with hi in float: P = exp(hi) (1 + lo), lo <= ulp(hi) / 2.
 template <class Seg, class T>
 void exp_shifted_split(Seg&& x, T c, T tau, Vec<T>& tmp, Vec<T>& lo) {
+  eigen_assert(x.innerStride() == 1);
   if constexpr (!std::is_same_v<T, float>) {
     exp_shifted(x, c, true, tmp, T(1) / tau);
   } else {
     const Eigen::Index n = x.size();
     const double cd = double(c), inv_tau = 1.0 / double(tau);
     lo.resize(n);
+    // Plain loops over contiguous floats, without branches, so that the compiler vectorises
+    // the conversions (a row segment of a row-major tile is contiguous). For z = -inf,
+    // lo = -inf - -inf = NaN, and the select below keeps P = 0 there.
+    float* xp = &x.coeffRef(0);
+    float* lp = lo.data();
     for (Eigen::Index k = 0; k < n; ++k) {
-      const double e = (double(x(k)) - cd) * inv_tau;
+      const double e = (double(xp[k]) - cd) * inv_tau;
       const float hi = float(e);
-      x(k) = hi;
-      lo(k) = std::isfinite(e) ? float(e - double(hi)) : 0.0f;
+      xp[k] = hi;
+      lp[k] = float(e - double(hi));
     }
     exp_shifted(x, T(0), true, tmp);
-    for (Eigen::Index k = 0; k < n; ++k) x(k) += x(k) * lo(k);
+    for (Eigen::Index k = 0; k < n; ++k) xp[k] = xp[k] > 0.0f ? xp[k] + xp[k] * lp[k] : xp[k];
   }
 }
 
