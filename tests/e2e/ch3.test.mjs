@@ -107,6 +107,8 @@ test('saturation: unscaled max weight climbs toward 1 and the Jacobian norm fall
 
     await page.locator(SAT).locator('[data-testid="c3-lk"]').fill('4');
     await page.waitForFunction(() => /c3\.lk=4(&|$)/.test(location.search));
+    // The curves come from the worker: wait for the ones of L_k = 4.
+    await page.waitForSelector('[data-testid="c3-sat-summary"][data-lk="4"]');
     const t4 = await page.textContent('[data-testid="c3-sat-summary"]');
     assert.notEqual(t4, text);
     assert.match(t4, /\(0\.250\)/, 'uniform limit 1/4');
@@ -114,7 +116,9 @@ test('saturation: unscaled max weight climbs toward 1 and the Jacobian norm fall
     await page.reload();
     await waitReady(page);
     assert.equal(await page.locator(SAT).locator('[data-testid="c3-lk"]').inputValue(), '4');
-    assert.equal(await satSummary(page), t4);
+    await satSummary(page);
+    await page.waitForSelector('[data-testid="c3-sat-summary"][data-lk="4"]');
+    assert.equal(await page.textContent('[data-testid="c3-sat-summary"]'), t4);
     await page.locator(SAT).screenshot({ path: join(ARTIFACTS, 'ch3-saturation-desktop.png') });
     noProblems(problems);
   } finally {

@@ -9,7 +9,7 @@
 // and tests/e2e/ch11.test.mjs (chapter 11's training).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -22,18 +22,19 @@ import { base, rangeErrors } from './bad-inputs.mjs';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'qkscope-worker-'));
 after(() => rmSync(out, { recursive: true, force: true }));
-// Each file compiled on its own (imports between them are type-only or rewritten below).
+// The worker's sources and the chapter models its jobs import (jobs.ts), compiled into out/
+// keeping web/src's layout; bundler-style relative imports ('./coalesce') get their '.js'.
+const srcs = ['worker/handler.ts', 'worker/coalesce.ts', 'worker/train-runs.ts', 'worker/char-models.ts', 'worker/jobs.ts', 'worker/client.ts'];
 execFileSync(join(root, 'node_modules/.bin/tsc'), [
-  '--outDir', out, '--rootDir', join(root, 'web/src/worker'), '--module', 'esnext', '--target', 'es2022',
+  '--outDir', out, '--rootDir', join(root, 'web/src'), '--module', 'esnext', '--target', 'es2022',
   '--ignoreConfig', '--moduleResolution', 'bundler', '--noCheck', '--skipLibCheck', '--verbatimModuleSyntax',
-  join(root, 'web/src/worker/handler.ts'), join(root, 'web/src/worker/coalesce.ts'), join(root, 'web/src/worker/train-runs.ts'),
-  join(root, 'web/src/worker/char-models.ts'),
+  ...srcs.map((f) => join(root, 'web/src', f)),
 ], { stdio: 'pipe' });
-// handler.ts imports './train-runs' (bundler style); point it at the compiled file.
-writeFileSync(join(out, 'handler.js'), readFileSync(join(out, 'handler.js'), 'utf8').replace(/from '\.\/train-runs'/, "from './train-runs.js'"));
-writeFileSync(join(out, 'train-runs.js'), readFileSync(join(out, 'train-runs.js'), 'utf8').replace(/from '\.\/char-models'/, "from './char-models.js'"));
-const { handle, transferables } = await import(pathToFileURL(join(out, 'handler.js')).href);
-const { Coalescer, StaleRequestError } = await import(pathToFileURL(join(out, 'coalesce.js')).href);
+const jsFiles = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []));
+for (const f of jsFiles(out)) writeFileSync(f, readFileSync(f, 'utf8').replace(/from '(\.\.?\/[^']+?)(?<!\.js)'/g, "from '$1.js'"));
+const { handle, transferables } = await import(pathToFileURL(join(out, 'worker/handler.js')).href);
+const { JOB_NAMES } = await import(pathToFileURL(join(out, 'worker/jobs.js')).href);
+const { Coalescer, StaleRequestError } = await import(pathToFileURL(join(out, 'worker/coalesce.js')).href);
 
 const qk = await load();
 await qk.train({ wasmBinary: readFileSync(new URL('../../wasm/dist/qkscope_train.wasm', import.meta.url)) });
@@ -178,6 +179,119 @@ describe('character models on the training channel', () => {
   });
 });
 
+describe('jobs: the tutorial\'s own long computations in the worker (jobs.ts)', () => {
+  const job = (name, args) => handle({ id: ++id, kind: 'job', job: name, args }, qk, now);
+  const ch3 = () => import(pathToFileURL(join(out, 'chapters/ch3-scaling/model.js')).href);
+  const ch7 = () => import(pathToFileURL(join(out, 'chapters/ch7-cost/model.js')).href);
+  const mat = (rows, cols, seed) => ({ rows, cols, data: Float32Array.from({ length: rows * cols }, (_, k) => Math.sin(seed * 7.1 + k * 1.3)) });
+  const additive = (Lq, Lk, d, dh) => {
+    const p = qk.initParams('additive', d, d, dh, 0);
+    return { Q: mat(Lq, d, 1), K: mat(Lk, d, 2), V: mat(Lk, 3, 3), p: { W_q: p.W_q, W_k: p.W_k, v: p.v, b: p.b }, params: p };
+  };
+
+  test('the job table is what the worker knows; an unknown job is a RangeError naming the known ones', async () => {
+    assert.deepEqual([...JOB_NAMES].sort(), ['broadcastAdditive', 'saturation', 'variance']);
+    const r = await job('nope', []);
+    assert.equal(r.ok, false);
+    assert.equal(r.error.name, 'RangeError');
+    assert.match(r.error.message, /unknown job 'nope' \(known: broadcastAdditive, saturation, variance\)/);
+    const t = await handle({ id: ++id, kind: 'time', method: 'nope', args: [], reps: 1, slowMs: 100 }, qk, now);
+    assert.equal(t.ok, false);
+    assert.match(t.error.message, /cannot time 'nope'/);
+  });
+
+  test('broadcastAdditive: the same numbers as on the page, the core\'s scores (L_q != L_k, length 1), timed by name', async () => {
+    const { broadcastAdditive } = await ch7();
+    for (const [Lq, Lk, d, dh] of [[5, 7, 4, 3], [1, 9, 2, 5], [6, 1, 3, 2]]) {
+      const a = additive(Lq, Lk, d, dh);
+      const r = await job('broadcastAdditive', [a.Q, a.K, a.V, a.p]);
+      assert.equal(r.ok, true, r.error?.message);
+      const here = broadcastAdditive(a.Q, a.K, a.V, a.p);
+      assert.deepEqual(r.value.scores, here.scores);
+      assert.deepEqual(r.value.output, here.output);
+      assert.equal(r.value.tensorBytes, 2 * Lq * Lk * dh * 4);
+      const core = qk.forward({ query: a.Q, key: a.K, value: a.V, score: 'additive', params: a.params });
+      const diff = Math.max(...r.value.scores.data.map((x, k) => Math.abs(x - core.rawScores.data[k])));
+      assert.ok(diff < 1e-5, `broadcast scores = core additive scores at ${Lq}x${Lk} (max |diff| ${diff})`);
+    }
+    const a = additive(8, 8, 4, 3);
+    const t = await handle({ id: ++id, kind: 'time', method: 'broadcastAdditive', args: [a.Q, a.K, a.V, a.p], reps: 3, slowMs: 1000 }, qk, now);
+    assert.equal(t.ok, true);
+    assert.equal(t.value.times.length, 3);
+    assert.equal(t.value.bytes, 4 * (8 * 8 + 8 * 3), 'bytes handed back: scores and output');
+  });
+
+  test('broadcastAdditive: bad input rejects with a RangeError naming the argument; the handler stays usable', async () => {
+    const a = additive(3, 4, 2, 2);
+    const cases = [
+      [[{ rows: 3, cols: 2, data: new Float32Array(5) }, a.K, a.V, a.p], /query must be \{ rows, cols, data \}/],
+      [[a.Q, null, a.V, a.p], /key must be/],
+      [[a.Q, a.K, { rows: 3, cols: 3, data: new Float32Array(9) }, a.p], /shapes disagree/],
+      [[a.Q, a.K, a.V], /params \{ W_q, W_k, v, b \} are required/],
+      [[a.Q, a.K, a.V, { ...a.p, v: new Float32Array(7) }], /shapes disagree/],
+      [[a.Q, a.K, a.V, { ...a.p, W_q: 'x' }], /params\.W_q must be/],
+      [[{ rows: 2 ** 15, cols: 1, data: new Float32Array(2 ** 15) }, { rows: 2 ** 15, cols: 1, data: new Float32Array(2 ** 15) }, { rows: 2 ** 15, cols: 1, data: new Float32Array(2 ** 15) }, (() => { const p = qk.initParams('additive', 1, 1, 2, 0); return { W_q: p.W_q, W_k: p.W_k, v: p.v, b: p.b }; })()], /over 2\^28/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await job('broadcastAdditive', args);
+      assert.equal(r.ok, false);
+      assert.equal(r.error.name, 'RangeError');
+      assert.match(r.error.message, re);
+    }
+    assert.equal((await job('broadcastAdditive', [a.Q, a.K, a.V, a.p])).ok, true);
+  });
+
+  test('saturation: the same curves as on the page; bad seed or L_k rejects', async () => {
+    const { saturation } = await ch3();
+    const r = await job('saturation', [3, 5]);
+    assert.equal(r.ok, true, r.error?.message);
+    assert.deepEqual(r.value, saturation(qk, 3, 5));
+    for (const sc of ['none', 'sqrt', 'd'])
+      for (const p of r.value[sc]) assert.ok(p.maxWeight >= 1 / 5 - 1e-6 && p.maxWeight <= 1 && p.jacobian >= 0, `${sc} d = ${p.d}`);
+    for (const [args, re] of [[[-1, 5], /seed must be an integer >= 0/], [[1, 0], /lk \(L_k\) must be an integer in \[1, 4096\]/], [[1, 2.5], /lk/], [[1, 1e9], /lk/], [['x', 4], /seed/]]) {
+      const bad = await job('saturation', args);
+      assert.equal(bad.ok, false);
+      assert.equal(bad.error.name, 'RangeError');
+      assert.match(bad.error.message, re);
+    }
+  });
+
+  test('variance: a named run advances request by request and ends with the page\'s numbers; a new seed restarts it', async () => {
+    const { VarianceRun } = await ch3();
+    const step = (seed, budgetMs) => job('variance', [{ run: 'test', seed, pairs: 5000, budgetMs }]);
+    const first = await step(11, 0);  // budget 0: one batch
+    assert.equal(first.ok, true, first.error?.message);
+    assert.equal(first.value.finished, false);
+    const second = await step(11, 0);
+    assert.ok(second.value.rows.reduce((n, r) => n + r.raw.n, 0) > first.value.rows.reduce((n, r) => n + r.raw.n, 0), 'the run continued');
+    let last = second;
+    while (!last.value.finished) last = await step(11, 50);
+    const here = new VarianceRun(qk, 11, 5000);
+    here.run();
+    assert.equal(last.value.pairs, here.pairs);
+    last.value.rows.forEach((r, k) => {
+      assert.equal(r.d, here.rows[k].d);
+      assert.deepEqual(r.raw, here.rows[k].raw.state());
+      assert.deepEqual(r.scaled, here.rows[k].scaled.state());
+      assert.deepEqual(r.byD, here.rows[k].byD.state());
+    });
+    // Var(q.k) ~ d_k, Var(q.k / sqrt(d_k)) ~ 1 (docs/facts.md §3): 5120 pairs, within 15%.
+    const { Moments } = await ch3();
+    for (const r of last.value.rows) {
+      assert.ok(Math.abs(Moments.from(r.raw).variance() / r.d - 1) < 0.15, `Var(q.k) at d = ${r.d}`);
+      assert.ok(Math.abs(Moments.from(r.scaled).variance() - 1) < 0.15, `Var(q.k / sqrt d) at d = ${r.d}`);
+    }
+    const restarted = await step(12, 0);
+    assert.equal(restarted.value.finished, false, 'a new seed starts a new run');
+    for (const [arg, re] of [[{ run: 'x', seed: -1, pairs: 10, budgetMs: 1 }, /seed/], [{ run: 'x', seed: 1, pairs: 0, budgetMs: 1 }, /pairs/], [{ run: 'x', seed: 1, pairs: 10, budgetMs: NaN }, /budgetMs/], [null, /expected \{ run, seed, pairs, budgetMs \}/]]) {
+      const bad = await job('variance', [arg]);
+      assert.equal(bad.ok, false);
+      assert.equal(bad.error.name, 'RangeError');
+      assert.match(bad.error.message, re);
+    }
+  });
+});
+
 describe('coalescing', () => {
   /** A request that resolves when told to; records that it started. */
   function deferred(log, name) {
@@ -220,15 +334,7 @@ describe('coalescing', () => {
   });
 
   test('the client over a MessageChannel: results, RangeErrors and coalescing end to end', async () => {
-    execFileSync(join(root, 'node_modules/.bin/tsc'), [
-      '--outDir', out, '--rootDir', join(root, 'web/src/worker'), '--module', 'esnext', '--target', 'es2022',
-      '--ignoreConfig', '--moduleResolution', 'bundler', '--noCheck', '--skipLibCheck', '--verbatimModuleSyntax',
-      join(root, 'web/src/worker/client.ts'),
-    ], { stdio: 'pipe' });
-    // client.ts imports './coalesce' (bundler style); point it at the compiled file.
-    const js = readFileSync(join(out, 'client.js'), 'utf8').replace(/from '\.\/coalesce'/, "from './coalesce.js'");
-    writeFileSync(join(out, 'client.js'), js);
-    const { QkWorker } = await import(pathToFileURL(join(out, 'client.js')).href);
+    const { QkWorker } = await import(pathToFileURL(join(out, 'worker/client.js')).href);
     const { port1, port2 } = new MessageChannel();
     let served = 0;
     port2.onmessage = async (e) => {

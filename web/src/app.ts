@@ -85,14 +85,18 @@ function plainText(title: string): string {
     .replace(/[{}]/g, ''));
 }
 
+const SCROLLERS = '.math-display, .table-scroll';
+
 /**
  * Display formulas and tables wider than their box scroll sideways (on a phone): those boxes
- * become named, keyboard-focusable groups, so they can be scrolled without a pointer.
+ * (all of them, or the given ones) become named, keyboard-focusable groups, so they can be
+ * scrolled without a pointer.
  */
-function markScrollers(root: HTMLElement, cat: Catalog): void {
-  root.querySelectorAll<HTMLElement>('.math-display, .table-scroll').forEach((m) => {
-    const scrolls = m.scrollWidth > m.clientWidth + 1;
-    if (scrolls === m.hasAttribute('tabindex')) return;
+function markScrollers(root: HTMLElement, cat: Catalog, boxes: Iterable<HTMLElement> = root.querySelectorAll<HTMLElement>(SCROLLERS)): void {
+  // All reads first, then the writes: a read after a write would lay the page out again.
+  const measured = [...boxes].filter((m) => m.isConnected).map((m) => [m, m.scrollWidth > m.clientWidth + 1] as const);
+  for (const [m, scrolls] of measured) {
+    if (scrolls === m.hasAttribute('tabindex')) continue;
     if (scrolls) {
       m.tabIndex = 0;
       // A named group (not a region: a page of them would be landmarks with one name).
@@ -103,7 +107,25 @@ function markScrollers(root: HTMLElement, cat: Catalog): void {
       m.removeAttribute('role');
       m.removeAttribute('aria-label');
     }
-  });
+  }
+}
+
+/**
+ * The boxes a batch of mutations may have changed: those the mutated nodes sit in and those
+ * added. A figure redrawn outside any box (a chart, a heatmap) yields none, so a dragged
+ * slider costs no measuring (reading scrollWidth forces a layout of the page).
+ */
+function touchedScrollers(records: MutationRecord[], into: Set<HTMLElement>): void {
+  for (const r of records) {
+    const at = r.target instanceof Element ? r.target : r.target.parentElement;
+    const box = at?.closest<HTMLElement>(SCROLLERS);
+    if (box) into.add(box);
+    for (const n of r.addedNodes) {
+      if (!(n instanceof HTMLElement)) continue;
+      if (n.matches(SCROLLERS)) into.add(n);
+      n.querySelectorAll<HTMLElement>(SCROLLERS).forEach((b) => into.add(b));
+    }
+  }
 }
 
 /** Where the reader was on this history entry (saved while scrolling; restored on back, forward and reload). */
@@ -206,21 +228,44 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
     cleanup.push(contentsDisclosure(head.querySelector<HTMLButtonElement>('.toc-toggle')!, nav));
     const tracker = followReader(nav, [...view.el.querySelectorAll(':scope > section')]);
     cleanup.push(() => tracker.disconnect());
-    // Again whenever figures draw (lazily, or on a change) and once KaTeX's fonts have arrived.
+    // Again for the boxes whose content changed or that were added (figures draw lazily or
+    // on a change), whose own width changed (a scrollbar appeared, the window was resized),
+    // and for all of them whenever web fonts (KaTeX's) have loaded.
     let queued = false;
-    const mark = () => {
-      if (queued) return;
+    let everything = true;
+    const touched = new Set<HTMLElement>();
+    const watched = new WeakSet<HTMLElement>();
+    const ro = typeof ResizeObserver === 'function' ? new ResizeObserver((entries) => mark(entries.map((e) => e.target as HTMLElement))) : null;
+    const mark = (boxes?: HTMLElement[]) => {
+      if (boxes) boxes.forEach((b) => touched.add(b));
+      else everything = true;
+      if (queued || (!everything && touched.size === 0)) return;
       queued = true;
       requestAnimationFrame(() => {
         queued = false;
-        if (main.isConnected) markScrollers(main, cat);
+        if (!main.isConnected) return;
+        const all = everything ? [...main.querySelectorAll<HTMLElement>(SCROLLERS)] : [...touched];
+        everything = false;
+        touched.clear();
+        for (const b of all) if (ro && !watched.has(b)) (watched.add(b), ro.observe(b));
+        markScrollers(main, cat, all);
       });
     };
     mark();
-    const mo = new MutationObserver(mark);
+    const mo = new MutationObserver((records) => {
+      const boxes = new Set<HTMLElement>();
+      touchedScrollers(records, boxes);
+      if (boxes.size) mark([...boxes]);
+    });
     mo.observe(main, { childList: true, subtree: true });
-    cleanup.push(() => mo.disconnect());
-    void document.fonts?.ready.then(mark);
+    const fontsLoaded = () => mark();
+    document.fonts?.addEventListener?.('loadingdone', fontsLoaded);
+    cleanup.push(() => {
+      mo.disconnect();
+      ro?.disconnect();
+      document.fonts?.removeEventListener?.('loadingdone', fontsLoaded);
+    });
+    void document.fonts?.ready.then(() => mark());
   };
 
   /**

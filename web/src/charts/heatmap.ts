@@ -140,16 +140,18 @@ export class Heatmap {
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
 
-    this.svg
-      .attr('viewBox', `0 0 ${width} ${height}`)
-      .attr('width', width)
-      .attr('height', height)
-      .style('max-width', `${width}px`)
-      .attr('aria-label', spec.label)
-      .classed('small-text', font === 'small')
-      .classed('tiny-text', font === 'tiny')
-      .attr('data-rows', rows)
-      .attr('data-cols', cols);
+    // Written only when changed: any attribute write on the <svg> (even the same value)
+    // makes the browser re-lay-out and repaint the whole map.
+    const root = this.svg.node()!;
+    set(root, 'viewBox', `0 0 ${width} ${height}`);
+    set(root, 'width', String(width));
+    set(root, 'height', String(height));
+    if (root.style.maxWidth !== `${width}px`) root.style.maxWidth = `${width}px`;
+    set(root, 'aria-label', spec.label);
+    if (root.classList.contains('small-text') !== (font === 'small')) root.classList.toggle('small-text', font === 'small');
+    if (root.classList.contains('tiny-text') !== (font === 'tiny')) root.classList.toggle('tiny-text', font === 'tiny');
+    set(root, 'data-rows', String(rows));
+    set(root, 'data-cols', String(cols));
 
     this.drawAxes(rows, cols, spec);
 

@@ -8,7 +8,7 @@
  *     series: [{ id: 'raw', label: 'q·k', points: [{ x: 16, y: 15.8 }, ...] }] });
  */
 import { axisBottom, axisLeft, line as d3line, scaleLinear, scaleLog } from 'd3';
-import { type AxisSpec, MARGIN, type Mark, XYChart, defaultFormat, textWidth } from './xy';
+import { type AxisSpec, MARGIN, type Mark, XYChart, defaultFormat, setAttr, textWidth } from './xy';
 
 export interface LineSeries {
   id: string;
@@ -77,14 +77,22 @@ const withoutMarker = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null
 /** The spec without its points: what the axes, legend and paths were drawn for. */
 const withoutPoints = (spec: LineSpec) => JSON.stringify({ ...spec, series: spec.series.map((s) => ({ ...s, points: null })) });
 
+/** The spec without its points and marker: what the legend, axis titles and line styles were drawn for. */
+const withoutPointsOrMarker = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null, series: spec.series.map((s) => ({ ...s, points: null })) });
+
 /** Both ends of the axis are fixed, so new points never move it. */
 const fixedAxis = (a: AxisSpec) => a.domain?.[0] != null && a.domain?.[1] != null;
 
 export class LineChart extends XYChart<LineSpec> {
   /** Where the last drawing put the plot, so a moved marker is redrawn alone. */
-  private frame: { x: (v: number) => number; top: number; bottom: number; right: number; path: (ps: { x: number; y: number }[]) => string | null } | null = null;
+  private frame: { x: (v: number) => number; top: number; bottom: number; right: number; left: number; path: (ps: { x: number; y: number }[]) => string | null } | null = null;
+  /** The scales, ticks and margins of the last drawing: when a new spec gives the same, its points move in place. */
+  private layoutKey = '';
+  /** The legend's height in the last drawing. */
+  private legendTop = 0;
 
   protected patch(prev: LineSpec, next: LineSpec): boolean {
+    if (this.frame && withoutPointsOrMarker(prev) === withoutPointsOrMarker(next) && this.movePoints(next)) return true;
     // Live curves (a training run): fixed axes, no focusable points, only the points changed,
     // so only each line's path is rewritten; the axes, legend and grid stay.
     if (this.frame && fixedAxis(next.x) && fixedAxis(next.y) && next.series.every((s) => s.markers === false) && withoutPoints(prev) === withoutPoints(next)) {
@@ -104,6 +112,25 @@ export class LineChart extends XYChart<LineSpec> {
     return true;
   }
 
+  /**
+   * Same legend, styles, scales, ticks and margins as drawn (a dragged slider moving the
+   * points inside fixed or unchanged axes): rewrites each line's path, moves the marks and
+   * redraws the marker; nothing else is touched. False when the layout differs (rebuild).
+   */
+  private movePoints(next: LineSpec): boolean {
+    const L = this.layout(next, this.width, this.legendTop);
+    if (L.key !== this.layoutKey) return false;
+    const { ok, path } = this.plotters(L.x, L.y);
+    const paths = this.svg.selectAll<SVGPathElement, unknown>('g.lines path.line').nodes();
+    if (paths.length !== next.series.length) return false;
+    next.series.forEach((s, k) => setAttr(paths[k]!, 'd', path(s.points) ?? ''));
+    this.frame = { x: L.x, top: L.top, bottom: L.bottom, right: L.right, left: L.left, path: (ps) => path(ps) };
+    this.moveMarks(this.marksOf(next, L.x, L.y, ok, L.left, L.right), next.label);
+    this.svg.select('g.rule').remove();
+    if (next.marker) this.drawMarker(next.marker);
+    return true;
+  }
+
   private drawMarker(marker: NonNullable<LineSpec['marker']>): void {
     const { x, top, bottom, right } = this.frame!;
     const mx = x(marker.x);
@@ -113,22 +140,32 @@ export class LineChart extends XYChart<LineSpec> {
     g.append('text').attr('x', Math.min(right - 4, mx + 4)).attr('y', marker.at === 'bottom' ? bottom - 6 : top + 12).attr('text-anchor', mx + 4 > right - 60 ? 'end' : 'start').text(marker.label);
   }
 
-  protected draw(spec: LineSpec, width: number): void {
+  /** Where everything goes for `spec` at `width` (the legend's height is measured by drawing it). */
+  private layout(spec: LineSpec, width: number, top: number) {
     const height = spec.height ?? 300;
-    const top = MARGIN.top + this.legend(spec.series.map((s, k) => ({ label: s.label, color: s.color ?? k, dashed: s.dashed, kind: 'line' as const })), width);
     const right = width - MARGIN.right;
     const bottom = height - MARGIN.bottom;
-    this.svg.attr('viewBox', `0 0 ${width} ${height}`).attr('width', width).attr('height', height);
     const xs = spec.series.flatMap((s) => s.points.map((p) => p.x));
     const ys = spec.series.flatMap((s) => s.points.map((p) => p.y));
     const y = scaleOf(spec.y, ys, [bottom, top + 6]);
-    const fx = spec.x.format ?? defaultFormat;
     const fy = spec.y.format ?? defaultFormat;
     const yt = ticksOf(spec.y, y, 5);
     // Room for the widest y tick label plus the rotated axis title, so the title never sits on a tick.
     const left = Math.max(MARGIN.left, 34 + Math.max(0, ...yt.map((v) => textWidth(fy(v)) * 0.92)));
     const x = scaleOf(spec.x, spec.marker ? [...xs, spec.marker.x] : xs, [left, right], spec.x.scale !== 'log');
     const xt = ticksOf(spec.x, x, Math.max(2, Math.floor((right - left) / 80)));
+    const key = JSON.stringify([height, top, left, x.domain(), y.domain(), xt, yt]);
+    return { height, top, right, bottom, left, x, y, xt, yt, key };
+  }
+
+  protected draw(spec: LineSpec, width: number): void {
+    const top = MARGIN.top + this.legend(spec.series.map((s, k) => ({ label: s.label, color: s.color ?? k, dashed: s.dashed, kind: 'line' as const })), width);
+    this.legendTop = top;
+    const { height, right, bottom, left, x, y, xt, yt, key } = this.layout(spec, width, top);
+    this.layoutKey = key;
+    this.svg.attr('viewBox', `0 0 ${width} ${height}`).attr('width', width).attr('height', height);
+    const fx = spec.x.format ?? defaultFormat;
+    const fy = spec.y.format ?? defaultFormat;
 
     this.svg.append('g').attr('class', 'grid').selectAll('line').data(yt).join('line')
       .attr('x1', left).attr('x2', right).attr('y1', (v) => y(v)).attr('y2', (v) => y(v));
@@ -138,7 +175,7 @@ export class LineChart extends XYChart<LineSpec> {
       .call(axisLeft(y).tickValues(yt).tickFormat((v) => fy(Number(v))).tickSizeOuter(0));
     this.axisTitles(spec.x.label, spec.y.label, left, right, top, bottom);
 
-    this.frame = { x, top, bottom, right, path: () => null };
+    this.frame = { x, top, bottom, right, left, path: () => null };
     if (spec.marker) this.drawMarker(spec.marker);
 
     // Lines stay inside the plot area (reference lines may run past the axes).
@@ -146,20 +183,33 @@ export class LineChart extends XYChart<LineSpec> {
     this.svg.append('defs').append('clipPath').attr('id', clip).append('rect')
       .attr('x', left).attr('y', top).attr('width', Math.max(0, right - left)).attr('height', Math.max(0, bottom - top));
     const lines = this.svg.append('g').attr('class', 'lines').attr('clip-path', `url(#${clip})`);
+    const { ok, path } = this.plotters(x, y);
+    this.frame = { x, top, bottom, right, left, path: (ps) => path(ps) };
+    spec.series.forEach((s, si) => {
+      lines.append('path').attr('class', `line s-${s.color ?? si}`).attr('d', path(s.points) ?? '').attr('stroke-dasharray', s.dashed ? '6 4' : null).attr('data-series', s.id);
+    });
+    this.setMarks(this.marksOf(spec, x, y, ok, left, right), spec.label);
+  }
+
+  private plotters(x: (v: number) => number, y: (v: number) => number) {
     const ok = (p: { x: number; y: number }) => Number.isFinite(x(p.x)) && Number.isFinite(y(p.y));
     const path = d3line<{ x: number; y: number }>().defined(ok).x((p) => x(p.x)).y((p) => y(p.y));
-    this.frame = { x, top, bottom, right, path: (ps) => path(ps) };
+    return { ok, path };
+  }
+
+  /** The focusable points of every series with markers. */
+  private marksOf(spec: LineSpec, x: (v: number) => number, y: (v: number) => number, ok: (p: { x: number; y: number }) => boolean, left: number, right: number): Mark[] {
+    const fx = spec.x.format ?? defaultFormat;
+    const fy = spec.y.format ?? defaultFormat;
     const marks: Mark[] = [];
     spec.series.forEach((s, si) => {
-      const color = s.color ?? si;
-      lines.append('path').attr('class', `line s-${color}`).attr('d', path(s.points) ?? '').attr('stroke-dasharray', s.dashed ? '6 4' : null).attr('data-series', s.id);
       if (s.markers === false) return;
       s.points.forEach((p, k) => {
         if (!ok(p) || x(p.x) < left - 1 || x(p.x) > right + 1) return;
         const label = spec.pointLabel ? spec.pointLabel(s, p) : `${s.label}: ${spec.x.label} = ${fx(p.x)}, ${spec.y.label} = ${fy(p.y)}`;
-        marks.push({ x: x(p.x), y: y(p.y), s: si, k, color, label, shape: 'circle' });
+        marks.push({ x: x(p.x), y: y(p.y), s: si, k, color: s.color ?? si, label, shape: 'circle' });
       });
     });
-    this.setMarks(marks, spec.label);
+    return marks;
   }
 }

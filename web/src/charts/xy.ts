@@ -53,6 +53,11 @@ export function textWidth(s: string): number {
   return w;
 }
 
+/** Sets an attribute only when its value changes (an unchanged write still costs style and layout work). */
+export function setAttr(el: Element, name: string, value: string): void {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
 export abstract class XYChart<Spec> {
   readonly el: HTMLElement;
   protected readonly id = `xy${++uid}`;
@@ -170,6 +175,30 @@ export abstract class XYChart<Spec> {
           this.showTip(n);
         })
         .on('blur', () => this.tooltip.classList.remove('visible'));
+    });
+  }
+
+  /**
+   * Moves the marks drawn by setMarks to `marks` in place when they are the same points
+   * (series and index) in the same order; redraws the marks alone otherwise. Only changed
+   * attributes are written.
+   */
+  protected moveMarks(marks: Mark[], label: string): void {
+    const g = this.svg.select<SVGGElement>('g.marks');
+    const nodes = g.empty() ? [] : [...g.node()!.children];
+    const same = nodes.length === marks.length && marks.every((m, n) => m.shape === 'circle' && this.marks[n]?.s === m.s && this.marks[n]?.k === m.k && this.marks[n]?.color === m.color);
+    if (!same) {
+      g.remove();
+      this.setMarks(marks, label);
+      return;
+    }
+    this.marks = marks;
+    setAttr(this.svg.node()!, 'aria-label', label);
+    marks.forEach((m, n) => {
+      const el = nodes[n]!;
+      setAttr(el, 'cx', String(m.x));
+      setAttr(el, 'cy', String(m.y));
+      setAttr(el, 'aria-label', m.label);
     });
   }
 

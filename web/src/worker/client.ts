@@ -8,9 +8,11 @@
  *   const w = qkWorker();                                   // null where module workers fail
  *   const r = await w.call('attention', [options], 'c7');   // AttentionResult
  *   const t = await w.time('forward', [options], 3, 1200);  // { warm, times } in ms, in the worker
+ *   const s = await w.job('saturation', [seed, lk], 'c3');  // a job of jobs.ts (the tutorial's own code)
  *   const p = await w.train({ op: 'step', run: 'a', steps: 50, evalEvery: 25, budgetMs: 80, view });  // TrainProgress
  */
 import { Coalescer } from './coalesce';
+import type { JobName } from './jobs';
 import type { TimedMethod, TrainOp, WorkerMethod, WorkerRequest, WorkerResponse, WorkerTiming } from './protocol';
 
 /** What the client needs of a Worker (a MessagePort or a test double works too). */
@@ -51,6 +53,11 @@ export class QkWorker {
   /** Runs qk[method](...args) in the worker; resolves to its result (typed arrays transferred). */
   call<T = unknown>(method: WorkerMethod, args: unknown[], channel?: string): Promise<T> {
     return this.channels.submit(channel, () => this.send<T>({ id: 0, kind: 'call', method, args }));
+  }
+
+  /** Runs one of the tutorial's jobs (jobs.ts) in the worker; resolves to its result. */
+  job<T = unknown>(job: JobName, args: unknown[], channel?: string): Promise<T> {
+    return this.channels.submit(channel, () => this.send<T>({ id: 0, kind: 'job', job, args }));
   }
 
   /** Times method(...args) in the worker: one warm-up, then reps calls (1 if the warm-up took over slowMs / 3). */

@@ -7,19 +7,21 @@
 import type { QkScope, QkScopeTiled } from '@qkscope/wasm';
 import type { TimedMethod, WorkerMethod, WorkerRequest, WorkerResponse, WorkerTiming } from './protocol';
 import { TrainRuns } from './train-runs';
+import { JOB_NAMES, runJob } from './jobs';
 
 const METHODS: readonly WorkerMethod[] = ['forward', 'backward', 'attention', 'attentionBackward', 'multiHeadForward', 'linearAttention'];
-const TIMED: readonly TimedMethod[] = ['forward', 'backward', 'attention', 'attentionBackward'];
+const TIMED: readonly TimedMethod[] = ['forward', 'backward', 'attention', 'attentionBackward', ...JOB_NAMES];
 
 type Fn = (...args: unknown[]) => unknown;
 
-/** The synchronous function behind a timed method (the tiled module's for the fast calls). */
-async function timedFn(qk: QkScope, method: TimedMethod): Promise<Fn> {
+/** The synchronous function behind a timed method (the tiled module's for the fast calls, jobs.ts for a job). */
+async function timedFn(qk: QkScope, method: TimedMethod, now: () => number): Promise<Fn> {
+  if ((JOB_NAMES as readonly string[]).includes(method)) return (...args: unknown[]) => runJob(qk, method, args, now);
   if (method === 'attention' || method === 'attentionBackward') {
     const tiled: QkScopeTiled = await qk.tiled();
     return tiled[method] as Fn;
   }
-  return qk[method] as Fn;
+  return qk[method as 'forward' | 'backward'] as Fn;
 }
 
 /** The trainers of each loaded module (one per worker; Node tests may load one module). */
@@ -31,13 +33,14 @@ async function run(req: WorkerRequest, qk: QkScope, now: () => number): Promise<
     if (!runs) trainRuns.set(qk, (runs = new TrainRuns(qk, now)));
     return runs.run(req.op);
   }
+  if (req.kind === 'job') return runJob(qk, req.job, req.args, now);
   if (req.kind === 'call') {
     if (!METHODS.includes(req.method)) throw new RangeError(`worker: unknown method '${String(req.method)}' (known: ${METHODS.join(', ')})`);
     return await (qk[req.method] as Fn)(...req.args);
   }
   if (!TIMED.includes(req.method)) throw new RangeError(`worker: cannot time '${String(req.method)}' (known: ${TIMED.join(', ')})`);
   if (!Number.isInteger(req.reps) || req.reps < 1) throw new RangeError(`worker: reps must be an integer >= 1, got ${req.reps}`);
-  const fn = await timedFn(qk, req.method);
+  const fn = await timedFn(qk, req.method, now);
   let t0 = now();
   const first = fn(...req.args);  // warm-up: a bad input throws here, before any timing
   const out: WorkerTiming = { warm: now() - t0, times: [], bytes: resultBytes(first) };

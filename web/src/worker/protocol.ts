@@ -2,15 +2,18 @@
  * Messages between the page and the qkscope worker (qk.worker.ts). Plain data only: they are
  * structured-cloned, and the result's typed arrays are transferred, not copied.
  */
+import type { JobName } from './jobs';
 
 /** The QkScope methods the worker runs (wasm/qkscope.d.ts). */
 export type WorkerMethod = 'forward' | 'backward' | 'attention' | 'attentionBackward' | 'multiHeadForward' | 'linearAttention';
 
-/** The methods that can be timed: one synchronous call each (the tiled module once loaded). */
-export type TimedMethod = 'forward' | 'backward' | 'attention' | 'attentionBackward';
+/** The methods that can be timed: one synchronous call each (the tiled module once loaded), or a job (jobs.ts). */
+export type TimedMethod = 'forward' | 'backward' | 'attention' | 'attentionBackward' | JobName;
 
 export type WorkerRequest =
   | { id: number; kind: 'call'; method: WorkerMethod; args: unknown[] }
+  /** One of the tutorial's own computations (jobs.ts, by name). */
+  | { id: number; kind: 'job'; job: JobName; args: unknown[] }
   /** The training channel: trainers that live in the worker between requests (train-runs.ts). */
   | { id: number; kind: 'train'; op: TrainOp }
   /** One warm-up call, then `reps` timed calls (1 when the warm-up took over slowMs / 3). */

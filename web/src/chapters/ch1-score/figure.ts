@@ -198,8 +198,10 @@ export class ScoreFigure {
       this.scaleText.textContent = '';
       return;
     }
-    this.alert.hidden = true;
-    this.alert.replaceChildren();
+    if (!this.alert.hidden) {  // no mutation at all on the usual, valid input
+      this.alert.hidden = true;
+      this.alert.replaceChildren();
+    }
     this.charts.classList.remove('stale');
     this.statsBox.classList.remove('stale');
     this.charts.hidden = false;

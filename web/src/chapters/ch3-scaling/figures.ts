@@ -14,7 +14,9 @@ import type { Store } from '../shared/store';
 import { h, prefersReducedMotion, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { controlGroup, integer, radios, slider } from '../shared/controls';
-import { MC_DIMS, SAT_DIMS, type Scaling, VarianceRun, saturation, uniformLimit } from './model';
+import { MC_DIMS, type McRow, Moments, SAT_DIMS, type SaturationPoint, type Scaling, VarianceRun, saturation, uniformLimit } from './model';
+import { qkWorker } from '../../worker/client';
+import type { VarianceSnapshot } from '../../worker/jobs';
 import type { Ch3Spec } from './model';
 import type { Ch3Text } from './en';
 
@@ -39,7 +41,7 @@ export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
   const body = h('tbody');
   table.append(h('caption', { className: 'sr-only', textContent: t.tableCaption }), h('thead', {}, head), body);
   const chart = new LineChart('c3-variance');
-  let run: VarianceRun | null = null;
+  let run: { rows: McRow[]; pairs: number; finished: boolean } | null = null;
   let frame = 0;
 
   const draw = () => {
@@ -59,7 +61,7 @@ export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
         return tr;
       }),
     );
-    const measured = (id: string, label: string, color: number, pick: (r: VarianceRun['rows'][number]) => number): LineSeries => ({
+    const measured = (id: string, label: string, color: number, pick: (r: McRow) => number): LineSeries => ({
       id, label, color, points: run!.rows.map((r) => ({ x: r.d, y: pick(r) })).filter((p) => Number.isFinite(p.y)),
     });
     const theory = (id: string, label: string, color: number, f: (d: number) => number): LineSeries => ({
@@ -82,23 +84,57 @@ export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
     progress.dataset.done = String(run.finished);
   };
 
-  const start = () => {
-    cancelAnimationFrame(frame);
-    const s = store.get();
-    run = new VarianceRun(ctx.qk, s.seed, Number(s.samples));
-    if (prefersReducedMotion()) {
-      run.run();
+  let generation = 0;
+  /** On the page's thread (no worker, or it failed): a few batches per frame. */
+  const startHere = (my: number, seed: number, pairs: number) => {
+    const local = new VarianceRun(ctx.qk, seed, pairs);
+    const show = () => {
+      run = { rows: local.rows, pairs: local.pairs, finished: local.finished };
       draw();
+    };
+    if (prefersReducedMotion()) {
+      local.run();
+      show();
       return;
     }
-    // Live: a few batches per frame, drawing as the estimates settle.
     const tick = () => {
-      run!.run(12);
-      draw();
+      if (my !== generation) return;
+      local.run(12);
+      show();
       // Stops when the reader has left the chapter's page (the figure is no longer on it).
-      if (!run!.finished && progress.isConnected) frame = requestAnimationFrame(tick);
+      if (!local.finished && progress.isConnected) frame = requestAnimationFrame(tick);
     };
     tick();
+  };
+  const start = async () => {
+    cancelAnimationFrame(frame);
+    const my = ++generation;
+    const s = store.get();
+    const seed = s.seed;
+    const pairs = Number(s.samples);
+    const worker = qkWorker();
+    if (!worker) return startHere(my, seed, pairs);
+    // Until the worker's first answer the figure shows the new run, empty (never the old one as done).
+    run = { pairs: 0, finished: false, rows: MC_DIMS.map((d) => ({ d, raw: new Moments(), scaled: new Moments(), byD: new Moments() })) };
+    draw();
+    // In the worker, ~40 ms of batches per request (all of it with reduced motion): the page
+    // draws each answer and asks for more while the figure is on the page.
+    const budgetMs = prefersReducedMotion() ? 1e9 : 40;
+    try {
+      for (;;) {
+        const snap = await worker.job<VarianceSnapshot>('variance', [{ run: 'c3-variance', seed, pairs, budgetMs }], 'c3-variance');
+        if (my !== generation) return;
+        run = {
+          pairs: snap.pairs, finished: snap.finished,
+          rows: snap.rows.map((r) => ({ d: r.d, raw: Moments.from(r.raw), scaled: Moments.from(r.scaled), byD: Moments.from(r.byD) })),
+        };
+        draw();
+        if (snap.finished || !progress.isConnected) return;
+      }
+    } catch (e) {
+      // A newer run replaced this request (AbortError): that run draws. Else run it here.
+      if ((e as Error).name !== 'AbortError' && my === generation) startHere(my, seed, pairs);
+    }
   };
 
   const fig = new FigureFrame(ctx.cat, {
@@ -118,10 +154,10 @@ export function varianceFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
   });
   const layout = h('div', { className: 'c3-mc' }, h('div', { className: 'c3-table-box' }, h('div', { className: 'table-scroll' }, table), progress), h('div', { className: 'c3-chart' }, chart.el));
   fig.body.append(controls, layout);
-  store.on((_, changed) => (changed.has('seed') || changed.has('samples')) && start());
+  store.on((_, changed) => (changed.has('seed') || changed.has('samples')) && void start());
   // The run starts when the figure comes into view, so the reader sees it settle.
   draw();
-  ctx.whenVisible(fig.el, start);
+  ctx.whenVisible(fig.el, () => void start());
   return fig.el;
 }
 
@@ -134,12 +170,30 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
   const maxChart = new LineChart('c3-maxweight');
   const jacChart = new LineChart('c3-jacobian');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c3-sat-summary');
-  let data: Record<Scaling, { d: number; maxWeight: number; jacobian: number }[]> | null = null;
+  let data: Record<Scaling, SaturationPoint[]> | null = null;
   const labels: Record<Scaling, string> = { none: t.seriesRaw, sqrt: t.seriesScaled, d: t.seriesByD };
 
-  const draw = () => {
+  let asked = 0;
+  /** The curves for the current seed and L_k: from the worker (stale requests dropped), else here. */
+  const compute = async () => {
+    const my = ++asked;
     const s = store.get();
-    data = saturation(ctx.qk, s.seed, s.lk);
+    const worker = qkWorker();
+    let next: Record<Scaling, SaturationPoint[]> | null = null;
+    if (worker) {
+      try {
+        next = await worker.job<Record<Scaling, SaturationPoint[]>>('saturation', [s.seed, s.lk], 'c3-saturation');
+      } catch (e) {
+        if ((e as Error).name === 'AbortError') return;  // a newer L_k is on its way
+      }
+    }
+    if (my !== asked) return;
+    data = next ?? saturation(ctx.qk, s.seed, s.lk);
+    draw(s.lk);
+  };
+
+  const draw = (lk: number) => {
+    const s = { ...store.get(), lk };
     const u = uniformLimit(s.lk);
     const series = (pick: 'maxWeight' | 'jacobian', flat: number): LineSeries[] => [
       ...(['none', 'sqrt', 'd'] as const).map((sc, k) => ({ id: sc, label: labels[sc], color: k, points: data![sc].map((p) => ({ x: p.d, y: p[pick] })) })),
@@ -149,6 +203,7 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
     maxChart.update({ label: t.maxLabel, x, y: { label: t.axisMax, domain: [0, 1] }, series: series('maxWeight', u.maxWeight), height: 280 });
     jacChart.update({ label: t.jacLabel, x, y: { label: t.axisJac, domain: [0, null] }, series: series('jacobian', u.jacobian), height: 280 });
     const at = (sc: Scaling) => data![sc][data![sc].length - 1]!;
+    summary.dataset.lk = String(s.lk);  // which L_k the curves are for (they arrive from the worker)
     summary.textContent = fill(t.summary, {
       d: SAT_DIMS[SAT_DIMS.length - 1]!,
       rawMax: fixed(at('none').maxWeight, 3), rawJac: sig(at('none').jacobian),
@@ -175,7 +230,7 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
     h('div', { className: 'panel' }, h('h3', { textContent: t.maxTitle }), maxChart.el),
     h('div', { className: 'panel' }, h('h3', { textContent: t.jacTitle }), jacChart.el));
   fig.body.append(controls, summary, charts);
-  store.on((_, changed) => (changed.has('seed') || changed.has('lk')) && draw());
-  ctx.whenVisible(fig.el, draw);
+  store.on((_, changed) => (changed.has('seed') || changed.has('lk')) && void compute());
+  ctx.whenVisible(fig.el, () => void compute());
   return fig.el;
 }

@@ -29,11 +29,28 @@ export function scaleOf(s: Scaling, d: number): number {
   return s === 'none' ? 1 : s === 'sqrt' ? 1 / Math.sqrt(d) : 1 / d;
 }
 
+/** What a Moments holds, as plain data (it crosses from the worker to the page). */
+export interface MomentsState {
+  n: number;
+  sum: number;
+  sumSq: number;
+}
+
 /** Running sums for a variance. */
 export class Moments {
   n = 0;
   private sum = 0;
   private sumSq = 0;
+  static from(s: MomentsState): Moments {
+    const m = new Moments();
+    m.n = s.n;
+    m.sum = s.sum;
+    m.sumSq = s.sumSq;
+    return m;
+  }
+  state(): MomentsState {
+    return { n: this.n, sum: this.sum, sumSq: this.sumSq };
+  }
   add(data: ArrayLike<number>, factor = 1): void {
     for (let i = 0; i < data.length; i++) {
       const x = data[i]! * factor;
@@ -103,10 +120,10 @@ export class VarianceRun {
     return true;
   }
 
-  /** Runs until done or until `budgetMs` has passed. */
-  run(budgetMs = Infinity): void {
-    const t0 = performance.now();
-    while (this.step() && performance.now() - t0 < budgetMs);
+  /** Runs until done or until `budgetMs` has passed (at least one batch). */
+  run(budgetMs = Infinity, now: () => number = () => performance.now()): void {
+    const t0 = now();
+    while (this.step() && now() - t0 < budgetMs);
   }
 }
 

@@ -22,7 +22,7 @@ import { h, testId } from '../shared/dom';
 import { setLabel } from '../../charts/label';
 import { FigureFrame } from '../shared/figure';
 import { integer, radios, controlGroup } from '../shared/controls';
-import { type Timing, broadcastAdditive, bytesText, maxAbsDiff, memoryBytes, powersOfTwo, randn } from './model';
+import { type Timing, broadcastAdditive, bytesText, inputsByLength, maxAbsDiff, memoryBytes, powersOfTwo, randn } from './model';
 import type { Ch7Spec } from './model';
 import type { Ch7Text } from './en';
 
@@ -102,7 +102,7 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     const s = store.get();
     const d = Number(s.d);
     const Ls = powersOfTwo(32, upTo ?? Number(s.maxL));
-    const inputs = new Map(Ls.map((L) => [L, { Q: randn(1, 0, L, d), K: randn(1, 1, L, d), V: randn(1, 2, L, d) }]));
+    const inputs = inputsByLength(1, d);
     results = [];
     drawTime();
     // Timed in the page's worker when there is one (the page stays responsive at large L);
@@ -110,11 +110,13 @@ export function timeFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     // task replaces whatever of the old run still waits.
     const worker = qkWorker();
     const tasks = Ls.flatMap((L) => names.map((n) => {
-      const { Q, K, V } = inputs.get(L)!;
-      const options = { query: Q, key: K, value: V, score: n as ScoreName, hidden: d };
+      const options = () => {
+        const { Q, K, V } = inputs(L);
+        return { query: Q, key: K, value: V, score: n as ScoreName, hidden: d };
+      };
       return {
-        series: n, x: L, run: () => void ctx.qk.forward(options),
-        ...(worker ? { remote: (reps: number, slowMs: number) => worker.time('forward', [options], reps, slowMs, 'c7-time') } : {}),
+        series: n, x: L, run: () => void ctx.qk.forward(options()),
+        ...(worker ? { remote: (reps: number, slowMs: number) => worker.time('forward', [options()], reps, slowMs, 'c7-time') } : {}),
       };
     }));
     await runTimed({
@@ -226,28 +228,45 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     draw();
     const params = ctx.qk.initParams('additive', D, D, dh, 0);
     const p = { W_q: params.W_q!, W_k: params.W_k!, v: params.v!, b: params.b! };
-    const inputs = new Map(Ls.map((L) => [L, { Q: randn(2, 0, L, D), K: randn(2, 1, L, D), V: randn(2, 2, L, D) }]));
+    const inputs = inputsByLength(2, D);
+    // All three in the page's worker when there is one (at L = 256, d_h = 64 one broadcast
+    // call takes ~0.1 s and the row-by-row one ~0.05 s), else here.
+    const worker = qkWorker();
     const tasks = Ls.flatMap((L) => {
-      const { Q, K, V } = inputs.get(L)!;
+      const dot = () => ({ query: inputs(L).Q, key: inputs(L).K, value: inputs(L).V, score: 'scaled_dot' as const });
+      const fused = () => ({ query: inputs(L).Q, key: inputs(L).K, value: inputs(L).V, score: 'additive' as const, params });
+      const broadcast = () => [inputs(L).Q, inputs(L).K, inputs(L).V, p] as const;
+      const remote = (method: 'forward' | 'broadcastAdditive', args: () => readonly unknown[]) =>
+        worker ? { remote: (reps: number, slowMs: number) => worker.time(method, [...args()], reps, slowMs, 'c7-add') } : {};
       return [
-        { series: 'dot', x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: 'scaled_dot' }) },
-        { series: 'fused', x: L, run: () => void ctx.qk.forward({ query: Q, key: K, value: V, score: 'additive', params }) },
-        { series: 'broadcast', x: L, run: () => void broadcastAdditive(Q, K, V, p) },
+        { series: 'dot', x: L, run: () => void ctx.qk.forward(dot()), ...remote('forward', () => [dot()]) },
+        { series: 'fused', x: L, run: () => void ctx.qk.forward(fused()), ...remote('forward', () => [fused()]) },
+        { series: 'broadcast', x: L, run: () => void broadcastAdditive(...broadcast()), ...remote('broadcastAdditive', broadcast) },
       ];
     });
-    /** Same scores? Checked outside the timed runs, at each L once its broadcast run is timed. */
-    const verify = (L: number) => {
-      const { Q, K, V } = inputs.get(L)!;
-      const out = broadcastAdditive(Q, K, V, p);
-      const core = ctx.qk.forward({ query: Q, key: K, value: V, score: 'additive', params });
-      check = { L, diff: maxAbsDiff(out.scores.data, core.rawScores.data), bytes: out.tensorBytes };
+    /** Same scores? Checked outside the timed runs, at each L once its broadcast run is timed (in the worker when there is one). */
+    const verify = async (L: number) => {
+      const { Q, K, V } = inputs(L);
+      const fused = { query: Q, key: K, value: V, score: 'additive' as const, params };
+      let both: [ReturnType<typeof broadcastAdditive>, ForwardResult] | null = null;
+      if (worker) {
+        try {
+          both = await Promise.all([worker.job<ReturnType<typeof broadcastAdditive>>('broadcastAdditive', [Q, K, V, p]), worker.call<ForwardResult>('forward', [fused])]);
+        } catch {
+          both = null;
+        }
+      }
+      both ??= [broadcastAdditive(Q, K, V, p), ctx.qk.forward(fused)];
+      if (my !== generation) return;
+      check = { L, diff: maxAbsDiff(both[0].scores.data, both[1].rawScores.data), bytes: both[0].tensorBytes };
+      draw();
     };
     await runTimed({
       tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t1.running, done: fill(t1.preview, { L: upTo }) } : t1,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
-        if (res.series === 'broadcast') verify(res.x);
+        if (res.series === 'broadcast') void verify(res.x);
         draw();
       },
     });

@@ -14,6 +14,20 @@ export function randn(seed: number, k: number, rows: number, cols: number): Matr
   return normalMatrix(normals(stream(seed, k)), rows, cols);
 }
 
+/**
+ * Seeded query, key and value matrices (L, d) for each L, drawn on first use: a run's inputs
+ * up to L = 1024 cost tens of milliseconds to draw, so they are made one length at a time as
+ * the run reaches it, never all on the click that starts it.
+ */
+export function inputsByLength(seed: number, d: number): (L: number) => { Q: Matrix; K: Matrix; V: Matrix } {
+  const memo = new Map<number, { Q: Matrix; K: Matrix; V: Matrix }>();
+  return (L) => {
+    let x = memo.get(L);
+    if (!x) memo.set(L, (x = { Q: randn(seed, 0, L, d), K: randn(seed, 1, L, d), V: randn(seed, 2, L, d) }));
+    return x;
+  };
+}
+
 export { measure, median, powersOfTwo, SLOW_MS, type Timing, type TimingTask } from '../../model/timing';
 
 /** Bytes of float32 buffers, by what they hold (estimates from shapes, one head, batch 1). */

@@ -5,10 +5,12 @@
  * - tiled: the tiled module's attention() (online softmax, Dao et al. 2022, Alg. 1), output
  *   and logsumexp only, O(L d) memory, for the same two scoring functions;
  * - broadcast: the textbook additive attention in JavaScript (model.ts), two (L, L, d_h) tensors.
- * Time: median of warm runs in the page's Web Worker (broadcast: on the page's thread, as any
- * page script would run it). Memory: bytes of the arrays each call hands back, counted by the
+ * Time: median of warm runs in the page's Web Worker (the broadcast version too, as a job of
+ * web/src/worker/jobs.ts). Memory: bytes of the arrays each call hands back, counted by the
  * worker; for the broadcast version, the two tensors it allocates. Caps keep the L^2 paths
- * from exhausting a phone's memory and are stated in the figure (CAPS below).
+ * from exhausting a phone's memory and are stated in the figure (CAPS below). Without a
+ * worker everything runs on the page's thread, and the broadcast version stops at
+ * PAGE_BROADCAST_CAP (one call at L = 512 would block the page for ~0.25 s).
  */
 import type { ScoreName } from '@qkscope/wasm';
 import { fill } from '../../i18n';
@@ -22,7 +24,7 @@ import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { radios, controlGroup } from '../shared/controls';
-import { type Timing, broadcastAdditive, bytesText, powersOfTwo, randn } from './model';
+import { type Timing, broadcastAdditive, bytesText, inputsByLength, memoryBytes, powersOfTwo } from './model';
 import type { Ch7Spec } from './model';
 import type { Ch7Text } from './en';
 
@@ -33,11 +35,12 @@ const REPS = 3;
 const PREVIEW_L = 256;
 const MB = 1024 * 1024;
 /**
- * Largest L per path: naive stores four (L, L) float32 copies (256 MB at 4096); broadcast runs
- * on the page's thread (the worker runs only the module's calls) and at 512 one call blocks the
- * page for ~0.25 s, past the 50 ms a page may block.
+ * Largest L per path: naive stores four (L, L) float32 copies (256 MB at 4096); broadcast
+ * allocates two (L, L, d_h) tensors (128 MB at L = 1024, d_h = 16; 512 MB at 2048).
  */
-export const CAPS = { naive: 2048, tiled: 4096, broadcast: 256 } as const;
+export const CAPS = { naive: 2048, tiled: 4096, broadcast: 1024 } as const;
+/** The broadcast version's cap on the page's own thread (no worker): past it one call blocks the page for over 50 ms several times over. */
+export const PAGE_BROADCAST_CAP = 256;
 
 type SeriesId = 'naive_dot' | 'tiled_dot' | 'naive_add' | 'tiled_add' | 'broadcast_add';
 const SERIES: readonly { id: SeriesId; path: keyof typeof CAPS; score: ScoreName; color: number; dashed: boolean }[] = [
@@ -57,7 +60,8 @@ export function pathsFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
   status.setAttribute('aria-live', 'polite');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c7-paths-summary');
   const memNote = testId(h('p', { className: 'hint' }), 'c7-paths-memnote');
-  const capNote = h('p', { className: 'hint', textContent: fill(t.caps, { naive: CAPS.naive, broadcast: CAPS.broadcast, dh: DH }) });
+  const caps = { ...CAPS, broadcast: qkWorker() ? CAPS.broadcast : PAGE_BROADCAST_CAP };
+  const capNote = h('p', { className: 'hint', textContent: fill(t.caps, { naive: caps.naive, broadcast: caps.broadcast, dh: DH }) });
   const timeChart = new LineChart('c7-paths-time');
   const memChart = new LineChart('c7-paths-memory');
   const charts = h('div', { className: 'panels', hidden: true },
@@ -109,25 +113,36 @@ export function pathsFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     const p = { W_q: params.W_q!, W_k: params.W_k!, v: params.v!, b: params.b! };
     const broadcastBytes = new Map<number, number>();
     const worker = qkWorker();
+    const cap = (path: keyof typeof CAPS) => (path === 'broadcast' && !worker ? PAGE_BROADCAST_CAP : caps[path]);
     // Without a worker (or when it fails) the tiled calls run here, on the tiled module loaded here.
     let tiled = worker ? null : await ctx.qk.tiled();
     if (my !== generation) return;
+    const inputs = inputsByLength(3, D);
     const tasks = Ls.flatMap((L) => {
-      const Q = randn(3, 0, L, D), K = randn(3, 1, L, D), V = randn(3, 2, L, D);
-      return SERIES.filter((s) => L <= CAPS[s.path]).map((s) => {
+      return SERIES.filter((s) => L <= cap(s.path)).map((s) => {
         if (s.path === 'broadcast') {
-          // Its memory is what it allocates: the two (L, L, d_h) tensors, reported by the call itself.
-          return { series: s.id, x: L, run: () => void broadcastBytes.set(L, broadcastAdditive(Q, K, V, p).tensorBytes) };
+          // Its memory is what it allocates: the two (L, L, d_h) tensors, reported by the call
+          // itself (here), or their size from the shapes when the worker ran it (the same number).
+          return {
+            series: s.id, x: L, run: () => void broadcastBytes.set(L, broadcastAdditive(inputs(L).Q, inputs(L).K, inputs(L).V, p).tensorBytes),
+            ...(worker ? {
+              remote: async (reps: number, slowMs: number) => {
+                const r = await worker.time('broadcastAdditive', [inputs(L).Q, inputs(L).K, inputs(L).V, p], reps, slowMs, 'c7-paths');
+                broadcastBytes.set(L, memoryBytes(L, D, DH).broadcast);
+                return r;
+              },
+            } : {}),
+          };
         }
-        const options = { query: Q, key: K, value: V, score: s.score, ...(s.score === 'additive' ? { params } : {}) };
+        const options = () => ({ query: inputs(L).Q, key: inputs(L).K, value: inputs(L).V, score: s.score, ...(s.score === 'additive' ? { params } : {}) });
         const method = s.path === 'tiled' ? 'attention' as const : 'forward' as const;
         return {
           series: s.id, x: L,
-          run: () => void (s.path === 'tiled' ? tiled!.attention(options) : ctx.qk.forward(options)),
+          run: () => void (s.path === 'tiled' ? tiled!.attention(options()) : ctx.qk.forward(options())),
           ...(worker ? {
             remote: async (reps: number, slowMs: number) => {
               try {
-                return await worker.time(method, [options], reps, slowMs, 'c7-paths');
+                return await worker.time(method, [options()], reps, slowMs, 'c7-paths');
               } catch (e) {
                 tiled ??= await ctx.qk.tiled(); // measure() falls back to run() on this thread
                 throw e;
@@ -158,7 +173,7 @@ export function pathsFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     data: (): FigureData => ({
       columns: ['series', 'L', 'ms', 'bytes', 'runs', 'thread'],
       rows: results.map((r) => [r.series, r.x, r.ms, r.bytes ?? '', r.runs, r.thread]),
-      json: { d: D, dh: DH, caps: CAPS, repsPerPoint: REPS, userAgent: navigator.userAgent, timings: results },
+      json: { d: D, dh: DH, caps, repsPerPoint: REPS, userAgent: navigator.userAgent, timings: results },
     }),
   });
   const controls = controlGroup(ctx.cat.common.controls,
