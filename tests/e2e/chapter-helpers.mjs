@@ -33,10 +33,12 @@ export function usePage() {
 
   /**
    * Opens the page at `query` (e.g. '?c2.alpha=0#ch2'); waits until it is ready.
-   * options: viewport, reducedMotion ('reduce' | 'no-preference'), colorScheme.
+   * options: viewport, reducedMotion ('reduce' | 'no-preference'), colorScheme, init (a
+   * function run in the page before any of its scripts: a recorder, context.addInitScript).
    */
-  env.open = async (query = '', { viewport = DESKTOP, reducedMotion = 'no-preference', colorScheme = 'light' } = {}) => {
+  env.open = async (query = '', { viewport = DESKTOP, reducedMotion = 'no-preference', colorScheme = 'light', init = null } = {}) => {
     const context = await env.browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme, reducedMotion, acceptDownloads: true });
+    if (init) await context.addInitScript(init);
     const page = await context.newPage();
     const problems = [];
     page.on('console', (m) => m.type() === 'error' && problems.push(`console.error: ${m.text()}`));

@@ -4,37 +4,27 @@
 // #app gets its data-ready attribute (a MutationObserver installed before any page script).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, noProblems, usePage, waitReady } from './chapter-helpers.mjs';
+import { noProblems, usePage } from './chapter-helpers.mjs';
 
 const env = usePage();
 const INTERACTIVE_MS = 1500;
 
-/** A page that records when the app became ready (ms since navigation start). */
-async function openObserved(hash) {
-  const context = await env.browser.newContext({ viewport: DESKTOP, deviceScaleFactor: 1 });
-  await context.addInitScript(() => {
-    new MutationObserver((_, obs) => {
-      const app = document.getElementById('app');
-      if (app?.dataset.ready) {
-        window.__readyAt = performance.now();
-        obs.disconnect();
-      }
-    }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-ready'] });
-  });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console.error: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  await page.goto(env.server.url + hash);
-  await waitReady(page);
-  return { page, problems, close: () => context.close() };
+/** Records when #app gets data-ready (ms since navigation start), before any page script runs. */
+function recordReady() {
+  new MutationObserver((_, obs) => {
+    const app = document.getElementById('app');
+    if (app?.dataset.ready) {
+      window.__readyAt = performance.now();
+      obs.disconnect();
+    }
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-ready'] });
 }
 
 test(`chapter 1 is interactive within ${INTERACTIVE_MS} ms of navigation`, async () => {
   // Best of three loads: the first pays for the cold HTTP cache and V8's code cache.
   const times = [];
   for (let k = 0; k < 3; k++) {
-    const { page, problems, close } = await openObserved('#ch1');
+    const { page, problems, close } = await env.open('#ch1', { init: recordReady });
     try {
       times.push(await page.evaluate(() => window.__readyAt));
       // Interactive means the controls answer: the temperature slider is there and enabled.

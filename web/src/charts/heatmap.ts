@@ -6,6 +6,7 @@
  * Colours, domain, legend ticks, which cells print numbers and keyboard movement come from
  * heatmap-scale.ts, shared with <qk-scope>'s grid; this file draws them as SVG (exportable).
  */
+import { setAttr } from './attr';
 import { select, type Selection } from 'd3';
 import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
@@ -143,15 +144,15 @@ export class Heatmap {
     // Written only when changed: any attribute write on the <svg> (even the same value)
     // makes the browser re-lay-out and repaint the whole map.
     const root = this.svg.node()!;
-    set(root, 'viewBox', `0 0 ${width} ${height}`);
-    set(root, 'width', String(width));
-    set(root, 'height', String(height));
+    setAttr(root, 'viewBox', `0 0 ${width} ${height}`);
+    setAttr(root, 'width', String(width));
+    setAttr(root, 'height', String(height));
     if (root.style.maxWidth !== `${width}px`) root.style.maxWidth = `${width}px`;
-    set(root, 'aria-label', spec.label);
+    setAttr(root, 'aria-label', spec.label);
     if (root.classList.contains('small-text') !== (font === 'small')) root.classList.toggle('small-text', font === 'small');
     if (root.classList.contains('tiny-text') !== (font === 'tiny')) root.classList.toggle('tiny-text', font === 'tiny');
-    set(root, 'data-rows', String(rows));
-    set(root, 'data-cols', String(cols));
+    setAttr(root, 'data-rows', String(rows));
+    setAttr(root, 'data-cols', String(cols));
 
     this.drawAxes(rows, cols, spec);
 
@@ -189,24 +190,24 @@ export class Heatmap {
     const mid = String((CELL - 2) / 2);
     join.each(function (d) {
       const value = fillOf(d.value);
-      set(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
-      set(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
-      set(this, 'data-i', String(d.i));
-      set(this, 'data-j', String(d.j));
-      set(this, 'data-value', String(d.value));
-      set(this, 'data-masked', String(d.masked));
-      set(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
+      setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
+      setAttr(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
+      setAttr(this, 'data-i', String(d.i));
+      setAttr(this, 'data-j', String(d.j));
+      setAttr(this, 'data-value', String(d.value));
+      setAttr(this, 'data-masked', String(d.masked));
+      setAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
       const rect = this.firstElementChild as SVGRectElement;
-      set(rect, 'width', cellSize);
-      set(rect, 'height', cellSize);
-      set(rect, 'fill', d.masked ? hatch : value.fill);
+      setAttr(rect, 'width', cellSize);
+      setAttr(rect, 'height', cellSize);
+      setAttr(rect, 'fill', d.masked ? hatch : value.fill);
       if (rect.classList.contains('masked') !== d.masked) rect.classList.toggle('masked', d.masked);
       const text = rect.nextElementSibling as SVGTextElement;
-      set(text, 'x', mid);
-      set(text, 'y', mid);
+      setAttr(text, 'x', mid);
+      setAttr(text, 'y', mid);
       const shown = !showText || d.masked ? '' : fixed(d.value, spec.decimals);
       if (text.textContent !== shown) text.textContent = shown;
-      set(text, 'fill', d.masked ? 'currentColor' : value.ink);
+      setAttr(text, 'fill', d.masked ? 'currentColor' : value.ink);
     });
 
     this.drawLegend(spec, extent);
@@ -298,10 +299,6 @@ export class Heatmap {
   }
 }
 
-/** Sets an attribute only when its value changes (an unchanged write still costs style work). */
-function set(el: Element, name: string, value: string): void {
-  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
-}
 
 function hatchPattern(defs: Selection<SVGDefsElement, unknown, null, undefined>, id: string): void {
   const p = defs

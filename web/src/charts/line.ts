@@ -8,7 +8,8 @@
  *     series: [{ id: 'raw', label: 'q·k', points: [{ x: 16, y: 15.8 }, ...] }] });
  */
 import { axisBottom, axisLeft, line as d3line, scaleLinear, scaleLog } from 'd3';
-import { type AxisSpec, MARGIN, type Mark, XYChart, defaultFormat, setAttr, textWidth } from './xy';
+import { setAttr } from './attr';
+import { type AxisSpec, MARGIN, type Mark, XYChart, defaultFormat, textWidth } from './xy';
 
 export interface LineSeries {
   id: string;
@@ -71,45 +72,24 @@ function ticksOf(axis: AxisSpec, scale: ReturnType<typeof scaleOf>, count: numbe
   return scale.ticks(count) as number[];
 }
 
-/** The spec without its marker (functions are not compared: a chart's label functions do not change between updates). */
-const withoutMarker = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null });
-
-/** The spec without its points: what the axes, legend and paths were drawn for. */
-const withoutPoints = (spec: LineSpec) => JSON.stringify({ ...spec, series: spec.series.map((s) => ({ ...s, points: null })) });
-
-/** The spec without its points and marker: what the legend, axis titles and line styles were drawn for. */
+/** The spec without its points and marker (functions are not compared: a chart's label functions do not change between updates): what the legend, axis titles and line styles were drawn for. */
 const withoutPointsOrMarker = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null, series: spec.series.map((s) => ({ ...s, points: null })) });
 
-/** Both ends of the axis are fixed, so new points never move it. */
-const fixedAxis = (a: AxisSpec) => a.domain?.[0] != null && a.domain?.[1] != null;
-
 export class LineChart extends XYChart<LineSpec> {
-  /** Where the last drawing put the plot, so a moved marker is redrawn alone. */
-  private frame: { x: (v: number) => number; top: number; bottom: number; right: number; left: number; path: (ps: { x: number; y: number }[]) => string | null } | null = null;
+  /** Where the last drawing put the plot (the marker is drawn in it). */
+  private frame: { x: (v: number) => number; top: number; bottom: number; right: number } | null = null;
   /** The scales, ticks and margins of the last drawing: when a new spec gives the same, its points move in place. */
   private layoutKey = '';
   /** The legend's height in the last drawing. */
   private legendTop = 0;
 
+  /**
+   * In place whenever only points or the marker changed and the layout they give is the one
+   * drawn: live curves of a training run on fixed axes, a moved marker, a dragged slider's
+   * points inside unchanged axes.
+   */
   protected patch(prev: LineSpec, next: LineSpec): boolean {
-    if (this.frame && withoutPointsOrMarker(prev) === withoutPointsOrMarker(next) && this.movePoints(next)) return true;
-    // Live curves (a training run): fixed axes, no focusable points, only the points changed,
-    // so only each line's path is rewritten; the axes, legend and grid stay.
-    if (this.frame && fixedAxis(next.x) && fixedAxis(next.y) && next.series.every((s) => s.markers === false) && withoutPoints(prev) === withoutPoints(next)) {
-      const paths = this.svg.selectAll<SVGPathElement, unknown>('g.lines path.line').nodes();
-      next.series.forEach((s, k) => paths[k]?.setAttribute('d', this.frame!.path(s.points) ?? ''));
-      return true;
-    }
-    if (!this.frame || !prev.marker || !next.marker || withoutMarker(prev) !== withoutMarker(next)) return false;
-    // The marker moved: only if both stay inside the data's x range (else the axis would change).
-    const [a, b] = [this.frame.x(next.marker.x), this.frame.x(prev.marker.x)];
-    if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
-    const xs = next.series.flatMap((s) => s.points.map((p) => p.x));
-    const inside = (m: number) => m >= Math.min(...xs) && m <= Math.max(...xs);
-    if (!inside(next.marker.x) || !inside(prev.marker.x)) return false;
-    this.svg.select('g.rule').remove();
-    this.drawMarker(next.marker);
-    return true;
+    return this.frame !== null && withoutPointsOrMarker(prev) === withoutPointsOrMarker(next) && this.movePoints(next);
   }
 
   /**
@@ -124,7 +104,7 @@ export class LineChart extends XYChart<LineSpec> {
     const paths = this.svg.selectAll<SVGPathElement, unknown>('g.lines path.line').nodes();
     if (paths.length !== next.series.length) return false;
     next.series.forEach((s, k) => setAttr(paths[k]!, 'd', path(s.points) ?? ''));
-    this.frame = { x: L.x, top: L.top, bottom: L.bottom, right: L.right, left: L.left, path: (ps) => path(ps) };
+    this.frame = { x: L.x, top: L.top, bottom: L.bottom, right: L.right };
     this.moveMarks(this.marksOf(next, L.x, L.y, ok, L.left, L.right), next.label);
     this.svg.select('g.rule').remove();
     if (next.marker) this.drawMarker(next.marker);
@@ -175,7 +155,7 @@ export class LineChart extends XYChart<LineSpec> {
       .call(axisLeft(y).tickValues(yt).tickFormat((v) => fy(Number(v))).tickSizeOuter(0));
     this.axisTitles(spec.x.label, spec.y.label, left, right, top, bottom);
 
-    this.frame = { x, top, bottom, right, left, path: () => null };
+    this.frame = { x, top, bottom, right };
     if (spec.marker) this.drawMarker(spec.marker);
 
     // Lines stay inside the plot area (reference lines may run past the axes).
@@ -184,7 +164,6 @@ export class LineChart extends XYChart<LineSpec> {
       .attr('x', left).attr('y', top).attr('width', Math.max(0, right - left)).attr('height', Math.max(0, bottom - top));
     const lines = this.svg.append('g').attr('class', 'lines').attr('clip-path', `url(#${clip})`);
     const { ok, path } = this.plotters(x, y);
-    this.frame = { x, top, bottom, right, left, path: (ps) => path(ps) };
     spec.series.forEach((s, si) => {
       lines.append('path').attr('class', `line s-${s.color ?? si}`).attr('d', path(s.points) ?? '').attr('stroke-dasharray', s.dashed ? '6 4' : null).attr('data-series', s.id);
     });

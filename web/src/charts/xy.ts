@@ -5,6 +5,7 @@
  * arrow keys, roving tabindex), each mark with an aria-label.
  * Series colours are the Okabe–Ito palette via CSS variables --series-0..6 (class s-<k>).
  */
+import { setAttr } from './attr';
 import { select, format as d3format, type Selection } from 'd3';
 import { setSvgLabel } from './label';
 import './xy.css';
@@ -51,11 +52,6 @@ export function textWidth(s: string): number {
   let w = 0;
   for (const ch of s) w += /[\u2e80-\u9fff\uff00-\uffef]/.test(ch) ? 12.5 : 7;
   return w;
-}
-
-/** Sets an attribute only when its value changes (an unchanged write still costs style and layout work). */
-export function setAttr(el: Element, name: string, value: string): void {
-  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
 export abstract class XYChart<Spec> {

@@ -170,7 +170,8 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
   const maxChart = new LineChart('c3-maxweight');
   const jacChart = new LineChart('c3-jacobian');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c3-sat-summary');
-  let data: Record<Scaling, SaturationPoint[]> | null = null;
+  /** The curves drawn, with the seed and L_k they are for (they arrive from the worker after the slider moved). */
+  let data: { seed: number; lk: number; curves: Record<Scaling, SaturationPoint[]> } | null = null;
   const labels: Record<Scaling, string> = { none: t.seriesRaw, sqrt: t.seriesScaled, d: t.seriesByD };
 
   let asked = 0;
@@ -188,21 +189,21 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
       }
     }
     if (my !== asked) return;
-    data = next ?? saturation(ctx.qk, s.seed, s.lk);
-    draw(s.lk);
+    data = { seed: s.seed, lk: s.lk, curves: next ?? saturation(ctx.qk, s.seed, s.lk) };
+    draw();
   };
 
-  const draw = (lk: number) => {
-    const s = { ...store.get(), lk };
+  const draw = () => {
+    const s = data!;
     const u = uniformLimit(s.lk);
     const series = (pick: 'maxWeight' | 'jacobian', flat: number): LineSeries[] => [
-      ...(['none', 'sqrt', 'd'] as const).map((sc, k) => ({ id: sc, label: labels[sc], color: k, points: data![sc].map((p) => ({ x: p.d, y: p[pick] })) })),
+      ...(['none', 'sqrt', 'd'] as const).map((sc, k) => ({ id: sc, label: labels[sc], color: k, points: s.curves[sc].map((p) => ({ x: p.d, y: p[pick] })) })),
       { id: 'uniform', label: fill(t.uniform, { lk: s.lk }), color: 6, dashed: true, markers: false, points: [SAT_DIMS[0], SAT_DIMS[SAT_DIMS.length - 1]].map((d) => ({ x: d, y: flat })) },
     ];
     const x = { label: t.axisD, scale: 'log' as const, ticks: [4, 16, 64, 256, 512] };
     maxChart.update({ label: t.maxLabel, x, y: { label: t.axisMax, domain: [0, 1] }, series: series('maxWeight', u.maxWeight), height: 280 });
     jacChart.update({ label: t.jacLabel, x, y: { label: t.axisJac, domain: [0, null] }, series: series('jacobian', u.jacobian), height: 280 });
-    const at = (sc: Scaling) => data![sc][data![sc].length - 1]!;
+    const at = (sc: Scaling) => s.curves[sc][s.curves[sc].length - 1]!;
     summary.dataset.lk = String(s.lk);  // which L_k the curves are for (they arrive from the worker)
     summary.textContent = fill(t.summary, {
       d: SAT_DIMS[SAT_DIMS.length - 1]!,
@@ -222,8 +223,8 @@ export function saturationFigure(ctx: Ctx, store: Store<Ch3Spec>): HTMLElement {
       const d = data;
       if (!d) return { columns: [], rows: [] };
       const rows: FigureData['rows'] = [];
-      for (const sc of ['none', 'sqrt', 'd'] as const) for (const p of d[sc]) rows.push([sc, p.d, p.maxWeight, p.jacobian]);
-      return { columns: ['scaling', 'd_k', 'mean_max_weight', 'mean_jacobian_norm'], rows, json: { seed: store.get().seed, keys: store.get().lk, series: d } };
+      for (const sc of ['none', 'sqrt', 'd'] as const) for (const p of d.curves[sc]) rows.push([sc, p.d, p.maxWeight, p.jacobian]);
+      return { columns: ['scaling', 'd_k', 'mean_max_weight', 'mean_jacobian_norm'], rows, json: { seed: d.seed, keys: d.lk, series: d.curves } };
     },
   });
   const charts = h('div', { className: 'panels' },

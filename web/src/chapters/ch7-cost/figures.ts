@@ -232,31 +232,34 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     // All three in the page's worker when there is one (at L = 256, d_h = 64 one broadcast
     // call takes ~0.1 s and the row-by-row one ~0.05 s), else here.
     const worker = qkWorker();
-    const tasks = Ls.flatMap((L) => {
-      const dot = () => ({ query: inputs(L).Q, key: inputs(L).K, value: inputs(L).V, score: 'scaled_dot' as const });
-      const fused = () => ({ query: inputs(L).Q, key: inputs(L).K, value: inputs(L).V, score: 'additive' as const, params });
-      const broadcast = () => [inputs(L).Q, inputs(L).K, inputs(L).V, p] as const;
-      const remote = (method: 'forward' | 'broadcastAdditive', args: () => readonly unknown[]) =>
-        worker ? { remote: (reps: number, slowMs: number) => worker.time(method, [...args()], reps, slowMs, 'c7-add') } : {};
-      return [
-        { series: 'dot', x: L, run: () => void ctx.qk.forward(dot()), ...remote('forward', () => [dot()]) },
-        { series: 'fused', x: L, run: () => void ctx.qk.forward(fused()), ...remote('forward', () => [fused()]) },
-        { series: 'broadcast', x: L, run: () => void broadcastAdditive(...broadcast()), ...remote('broadcastAdditive', broadcast) },
-      ];
-    });
+    /** The three calls' arguments at length L (its inputs are drawn on first use). */
+    const argsAt = (L: number) => {
+      const { Q, K, V } = inputs(L);
+      return {
+        dot: { query: Q, key: K, value: V, score: 'scaled_dot' as const },
+        fused: { query: Q, key: K, value: V, score: 'additive' as const, params },
+        broadcast: [Q, K, V, p] as const,
+      };
+    };
+    const remote = (method: 'forward' | 'broadcastAdditive', args: () => readonly unknown[]) =>
+      worker ? { remote: (reps: number, slowMs: number) => worker.time(method, [...args()], reps, slowMs, 'c7-add') } : {};
+    const tasks = Ls.flatMap((L) => [
+      { series: 'dot', x: L, run: () => void ctx.qk.forward(argsAt(L).dot), ...remote('forward', () => [argsAt(L).dot]) },
+      { series: 'fused', x: L, run: () => void ctx.qk.forward(argsAt(L).fused), ...remote('forward', () => [argsAt(L).fused]) },
+      { series: 'broadcast', x: L, run: () => void broadcastAdditive(...argsAt(L).broadcast), ...remote('broadcastAdditive', () => argsAt(L).broadcast) },
+    ]);
     /** Same scores? Checked outside the timed runs, at each L once its broadcast run is timed (in the worker when there is one). */
     const verify = async (L: number) => {
-      const { Q, K, V } = inputs(L);
-      const fused = { query: Q, key: K, value: V, score: 'additive' as const, params };
+      const { fused, broadcast } = argsAt(L);
       let both: [ReturnType<typeof broadcastAdditive>, ForwardResult] | null = null;
       if (worker) {
         try {
-          both = await Promise.all([worker.job<ReturnType<typeof broadcastAdditive>>('broadcastAdditive', [Q, K, V, p]), worker.call<ForwardResult>('forward', [fused])]);
+          both = await Promise.all([worker.job<ReturnType<typeof broadcastAdditive>>('broadcastAdditive', [...broadcast]), worker.call<ForwardResult>('forward', [fused])]);
         } catch {
           both = null;
         }
       }
-      both ??= [broadcastAdditive(Q, K, V, p), ctx.qk.forward(fused)];
+      both ??= [broadcastAdditive(...broadcast), ctx.qk.forward(fused)];
       if (my !== generation) return;
       check = { L, diff: maxAbsDiff(both[0].scores.data, both[1].rawScores.data), bytes: both[0].tensorBytes };
       draw();

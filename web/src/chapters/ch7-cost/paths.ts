@@ -113,13 +113,12 @@ export function pathsFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
     const p = { W_q: params.W_q!, W_k: params.W_k!, v: params.v!, b: params.b! };
     const broadcastBytes = new Map<number, number>();
     const worker = qkWorker();
-    const cap = (path: keyof typeof CAPS) => (path === 'broadcast' && !worker ? PAGE_BROADCAST_CAP : caps[path]);
     // Without a worker (or when it fails) the tiled calls run here, on the tiled module loaded here.
     let tiled = worker ? null : await ctx.qk.tiled();
     if (my !== generation) return;
     const inputs = inputsByLength(3, D);
     const tasks = Ls.flatMap((L) => {
-      return SERIES.filter((s) => L <= cap(s.path)).map((s) => {
+      return SERIES.filter((s) => L <= caps[s.path]).map((s) => {
         if (s.path === 'broadcast') {
           // Its memory is what it allocates: the two (L, L, d_h) tensors, reported by the call
           // itself (here), or their size from the shapes when the worker ran it (the same number).
