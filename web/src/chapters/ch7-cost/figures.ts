@@ -260,18 +260,21 @@ export function additiveFigure(ctx: Ctx, store: Store<Ch7Spec>): HTMLElement {
         }
       }
       both ??= [broadcastAdditive(...broadcast), ctx.qk.forward(fused)];
-      if (my !== generation) return;
+      // Checks may answer out of order; the figure states the longest length checked.
+      if (my !== generation || (check && check.L > L)) return;
       check = { L, diff: maxAbsDiff(both[0].scores.data, both[1].rawScores.data), bytes: both[0].tensorBytes };
       draw();
     };
+    const checks: Promise<void>[] = [];
     await runTimed({
       tasks, reps: REPS, status, button: runButton, text: upTo ? { running: t1.running, done: fill(t1.preview, { L: upTo }) } : t1,
       stale: () => my !== generation,
       onResult: (res) => {
         results.push(res);
-        if (res.series === 'broadcast') void verify(res.x);
+        if (res.series === 'broadcast') checks.push(verify(res.x));
         draw();
       },
+      settle: () => Promise.allSettled(checks),
     });
   };
   runButton.addEventListener('click', () => void run());

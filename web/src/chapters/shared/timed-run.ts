@@ -16,6 +16,8 @@ export interface TimedRun {
   text: { running: string; done: string };
   stale: () => boolean;
   onResult: (t: Timing) => void;
+  /** Work the results started (e.g. a correctness check) that the run waits for before it says done. */
+  settle?: () => Promise<unknown>;
 }
 
 export async function runTimed(r: TimedRun): Promise<void> {
@@ -31,6 +33,7 @@ export async function runTimed(r: TimedRun): Promise<void> {
     r.onResult(res);
     r.status.textContent = fill(r.text.running, { done, total });
   }, stale);
+  if (r.settle && !stale()) await r.settle();
   if (stale()) return;
   r.button.disabled = false;
   r.status.textContent = fill(r.text.done, { reps: r.reps });
