@@ -34,32 +34,67 @@ export function usePage() {
   /**
    * Opens the page at `query` (e.g. '?c2.alpha=0#ch2'); waits until it is ready.
    * options: viewport, reducedMotion ('reduce' | 'no-preference'), colorScheme, init (a
-   * function run in the page before any of its scripts: a recorder, context.addInitScript).
+   * function run in the page before any of its scripts: a recorder, context.addInitScript),
+   * setup (async (context) => {}, before navigation: e.g. context.route to hold or fail a
+   * request), wait ('all': built and every chapter arrived, the default; 'ready': built;
+   * 'none': just navigated).
    */
-  env.open = async (query = '', { viewport = DESKTOP, reducedMotion = 'no-preference', colorScheme = 'light', init = null } = {}) => {
+  env.open = async (query = '', { viewport = DESKTOP, reducedMotion = 'no-preference', colorScheme = 'light', init = null, setup = null, wait = 'all' } = {}) => {
     const context = await env.browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme, reducedMotion, acceptDownloads: true });
     if (init) await context.addInitScript(init);
+    if (setup) await setup(context);
     const page = await context.newPage();
     const problems = [];
     page.on('console', (m) => m.type() === 'error' && problems.push(`console.error: ${m.text()}`));
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+    recordFailedRequests(page, problems);
     page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
     page.on('dialog', (d) => {
       problems.push(`dialog: ${d.message()}`);
       void d.dismiss();
     });
     await page.goto(env.server.url + query);
-    await waitReady(page);
+    if (wait !== 'none') await waitReady(page, { all: wait === 'all' });
     return { page, problems, close: () => context.close() };
   };
   return env;
 }
 
-export async function waitReady(page) {
+/**
+ * Records the page's failed requests in `problems`, except those that a navigation started
+ * after them cancelled: the page fetches the chapters it does not show in the background,
+ * and a test that goes to another address before they arrive cancels them (net::ERR_ABORTED).
+ */
+export function recordFailedRequests(page, problems) {
+  // A request belongs to the document that was current when it was issued: a navigation is
+  // counted when it is requested, a document when it commits, so a chunk the old document
+  // asks for while the next one is already on its way also counts as cancelled.
+  let requested = 0;
+  let committed = 0;
+  const issuedBy = new WeakMap();
+  page.on('request', (r) => {
+    if (r.isNavigationRequest() && r.frame() === page.mainFrame()) requested++;
+    else issuedBy.set(r, committed);
+  });
+  page.on('framenavigated', (f) => {
+    if (f === page.mainFrame()) committed = requested;
+  });
+  page.on('requestfailed', (r) => {
+    const text = r.failure()?.errorText ?? '';
+    if (text === 'net::ERR_ABORTED' && issuedBy.has(r) && requested > issuedBy.get(r)) return;
+    problems.push(`request failed: ${r.url()} ${text}`);
+  });
+}
+
+/**
+ * Waits until the page is built and (with all, the default) every chapter has arrived, so
+ * its contents are complete (web/src/app.ts sets #app's data-chapters="all").
+ */
+export async function waitReady(page, { all = true } = {}) {
   await page.waitForFunction(() => document.getElementById('app')?.dataset.ready, null, { timeout: 20000 });
   const ready = await page.evaluate(() => document.getElementById('app').dataset.ready);
   assert.equal(ready, 'true', `page failed to load: ${await page.textContent('#app')}`);
+  if (all) await page.waitForFunction(() => document.getElementById('app')?.dataset.chapters === 'all', null, { timeout: 20000 });
 }
 
 export function noProblems(problems) {

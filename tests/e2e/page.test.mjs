@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { loadCore, repoRoot, startPreview } from './server.mjs';
+import { recordFailedRequests } from './chapter-helpers.mjs';
 
 const ARTIFACTS = join(repoRoot, 'test-results');
 const DESKTOP = { width: 1280, height: 900 };
@@ -38,7 +39,7 @@ async function open(query = '', viewport = DESKTOP) {
   const problems = [];
   page.on('console', (m) => m.type() === 'error' && problems.push(`console.error: ${m.text()}`));
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  recordFailedRequests(page, problems);
   page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
   await page.goto(server.url + query);
   await page.waitForFunction(() => document.getElementById('app')?.dataset.ready, null, { timeout: 20000 });

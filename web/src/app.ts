@@ -17,11 +17,14 @@ import { inline, rich } from './chapters/shared/rich';
 import { h } from './chapters/shared/dom';
 import { flushUrl, readQuery, setParam } from './chapters/shared/url';
 import { type Route, type RouteTable, routeOf } from './routes';
-import { type TocChapter, chapterNav, contentsDisclosure, followReader, siteHeader, tocNav } from './shell';
+import { type TocChapter, chapterNav, contentsDisclosure, followReader, relabelChapter, siteHeader, tocNav } from './shell';
 import './app.css';
 
 /** A chapter module, or the reason it could not be loaded. */
 export type LoadedChapter = { ok: true; chapter: Chapter<any> } | { ok: false; index: number; message: string };
+
+/** A registry entry as the page holds it: loaded (or failed), or still loading (null). */
+type Slot = LoadedChapter | null;
 
 /** Builds a chapter's article from its catalog: header, then one <section> per catalog section. */
 function buildArticle(t: { id: string; kicker: string; title: string; lede: string; sections: { id: string; title: string; body: string }[] }, vars: Record<string, string>): ArticleView {
@@ -59,15 +62,19 @@ function failure(cat: Catalog, message: string): HTMLElement {
   return p;
 }
 
-/** The ids the router knows, per registry entry (a chapter that failed to load keeps its place as "chN"). */
-function routeTable(chapters: LoadedChapter[]): RouteTable[] {
-  return chapters.map((c, i) => (c.ok
+/**
+ * The ids the router knows, per registry entry (a chapter that failed to load, or is still
+ * loading, keeps its place as "chN"; its section anchors still find it by their "cN-" prefix).
+ */
+function routeTable(chapters: readonly Slot[]): RouteTable[] {
+  return chapters.map((c, i) => (c?.ok
     ? { id: c.chapter.text.en.id, sections: c.chapter.text.en.sections.map((s: { id: string }) => s.id), ns: c.chapter.ns }
     : { id: `ch${i + 1}`, sections: [], ns: '' }));
 }
 
-function tocEntries(cat: Catalog, lang: Lang, chapters: LoadedChapter[]): TocChapter[] {
+function tocEntries(cat: Catalog, lang: Lang, chapters: readonly Slot[]): TocChapter[] {
   return chapters.map((c, i) => {
+    if (!c) return { id: `ch${i + 1}`, kicker: fill(cat.ui.chapterKicker, { n: String(i + 1) }), title: cat.ui.chapterLoading, sections: [] };
     if (!c.ok) return { id: `ch${i + 1}`, kicker: '', title: fill(cat.ui.chapterMissing, { n: String(i + 1) }), sections: [] };
     const t = c.chapter.text[lang];
     return { id: t.id, kicker: t.kicker, title: t.title, sections: t.sections.map((s: { id: string; title: string }) => ({ id: s.id, title: s.title })) };
@@ -87,6 +94,11 @@ function plainText(title: string): string {
 
 const SCROLLERS = '.math-display, .table-scroll';
 
+/** False for an element whose section the browser skips for now (content-visibility: auto). */
+function laidOut(el: HTMLElement): boolean {
+  return typeof el.checkVisibility !== 'function' || el.checkVisibility({ contentVisibilityAuto: true });
+}
+
 /**
  * Display formulas and tables wider than their box scroll sideways (on a phone): those boxes
  * (all of them, or the given ones) become named, keyboard-focusable groups, so they can be
@@ -94,7 +106,10 @@ const SCROLLERS = '.math-display, .table-scroll';
  */
 function markScrollers(root: HTMLElement, cat: Catalog, boxes: Iterable<HTMLElement> = root.querySelectorAll<HTMLElement>(SCROLLERS)): void {
   // All reads first, then the writes: a read after a write would lay the page out again.
-  const measured = [...boxes].filter((m) => m.isConnected).map((m) => [m, m.scrollWidth > m.clientWidth + 1] as const);
+  // Boxes in a section not laid out yet (content-visibility: auto, app.css) are skipped:
+  // measuring one would lay its section out; the ResizeObserver below measures it when its
+  // section is first drawn.
+  const measured = [...boxes].filter((m) => m.isConnected && laidOut(m)).map((m) => [m, m.scrollWidth > m.clientWidth + 1] as const);
   for (const [m, scrolls] of measured) {
     if (scrolls === m.hasAttribute('tabindex')) continue;
     if (scrolls) {
@@ -144,10 +159,19 @@ function savePlace(root: HTMLElement): void {
   history.replaceState({ ...(history.state as object | null), ...saved }, '', location.href);
 }
 
-/** Renders the current chapter's page into `root`; follows the hash and the language switch. */
-export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter[], initialLang: Lang): void {
+/**
+ * Renders the current chapter's page into `root`; follows the hash and the language switch.
+ * `chapters` has one entry per registry line: a loaded chapter, or the promise of one. The
+ * page is built as soon as the current chapter is there; each chapter that arrives later
+ * fills in its entry in the contents and its previous/next link, and is shown at once if the
+ * reader went to its page meanwhile. When every chapter has arrived (or failed), `root` gets
+ * data-chapters="all". The address must name the current chapter for certain
+ * (routes.ts chapterOfAddress) unless every chapter is loaded.
+ */
+export function mountApp(root: HTMLElement, qk: QkScope, chapters: readonly (LoadedChapter | Promise<LoadedChapter>)[], initialLang: Lang): void {
   let lang = initialLang;
-  const table = routeTable(chapters);
+  const slots: Slot[] = chapters.map((c) => (c instanceof Promise ? null : c));
+  let table = routeTable(slots);
   let route: Route = routeOf(location.hash, table, readQuery());
   let cleanup: (() => void)[] = [];
   if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
@@ -172,13 +196,20 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
     );
     cleanup.push(() => lazy.disconnect());
 
-    const toc = tocEntries(cat, lang, chapters);
+    const toc = tocEntries(cat, lang, slots);
     const index = route.chapter;
     const entry = toc[index]!;
-    const loaded = chapters[index]!;
+    const loaded = slots[index]!;
     const main = h('main', { id: 'main', tabIndex: -1 });
     let view: ArticleView;
-    if (!loaded.ok) {
+    if (!loaded) {
+      // Reached before its module arrived (a link followed in the first moments): a status
+      // line until it does (see the arrival handler below).
+      const status = h('p', { className: 'app-status', textContent: cat.ui.chapterLoading });
+      status.setAttribute('role', 'status');
+      status.dataset.testid = 'chapter-loading';
+      view = { el: h('article', { className: 'chapter', id: entry.id }, status), section: () => view.el };
+    } else if (!loaded.ok) {
       view = { el: h('article', { className: 'chapter', id: entry.id }, failure(cat, loaded.message)), section: () => view.el };
     } else {
       const ch = loaded.chapter;
@@ -233,6 +264,7 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
     // and for all of them whenever web fonts (KaTeX's) have loaded.
     let queued = false;
     let everything = true;
+    let fontsAsked = false;
     const touched = new Set<HTMLElement>();
     const watched = new WeakSet<HTMLElement>();
     const ro = typeof ResizeObserver === 'function' ? new ResizeObserver((entries) => mark(entries.map((e) => e.target as HTMLElement))) : null;
@@ -249,6 +281,13 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
         touched.clear();
         for (const b of all) if (ro && !watched.has(b)) (watched.add(b), ro.observe(b));
         markScrollers(main, cat, all);
+        // Only now, after the measuring laid the page out: in Chromium, reading
+        // document.fonts.ready forces a style and layout pass (one of ~200 ms on chapter
+        // 1's first load when it was read while building the page).
+        if (!fontsAsked) {
+          fontsAsked = true;
+          void document.fonts?.ready.then(() => mark());
+        }
       });
     };
     mark();
@@ -265,7 +304,6 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
       ro?.disconnect();
       document.fonts?.removeEventListener?.('loadingdone', fontsLoaded);
     });
-    void document.fonts?.ready.then(() => mark());
   };
 
   /**
@@ -289,6 +327,24 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: LoadedChapter
 
   render();
   position(false);
+
+  // The chapters still loading: each fills in its links on arrival, and its page if it is the one shown.
+  let waiting = slots.filter((c) => c === null).length;
+  if (waiting === 0) root.dataset.chapters = 'all';
+  chapters.forEach((c, i) => {
+    if (!(c instanceof Promise)) return;
+    void c.then((arrived) => {
+      slots[i] = arrived;
+      table = routeTable(slots);
+      if (route.chapter === i) {
+        render();
+        position(true);
+      } else {
+        relabelChapter(root, tocEntries(catalog(lang), lang, slots)[i]!);
+      }
+      if (--waiting === 0) root.dataset.chapters = 'all';
+    });
+  });
 
   window.addEventListener('hashchange', () => {
     const next = routeOf(location.hash, table, readQuery());

@@ -1,7 +1,10 @@
 /**
- * Entry point: loads the wasm core and the chapters (in parallel), reads the language from
- * the URL and mounts the page. The language is known before the core loads, so the loading
- * and error messages are already in the reader's language.
+ * Entry point: loads the wasm core and the chapter the address names (in parallel), reads
+ * the language from the URL and mounts the page; the other chapters load after its first
+ * frame (mountApp fills in their links as they arrive). An address that does not name its
+ * chapter for certain (a section anchor, a query-only link) waits for all of them. The
+ * language is known before the core loads, so the loading and error messages are already in
+ * the reader's language.
  */
 import 'katex/dist/katex.min.css';
 import './base.css';
@@ -9,24 +12,35 @@ import { loadQkScope } from '@qkscope/wasm';
 import { LANGS, type Lang, catalog, fill } from './i18n';
 import { CHAPTERS } from './chapters';
 import { type LoadedChapter, mountApp } from './app';
+import { chapterOfAddress } from './routes';
 
 function langFromUrl(): Lang {
   const l = new URLSearchParams(location.search).get('lang');
   return (LANGS as readonly string[]).includes(l ?? '') ? (l as Lang) : 'en';
 }
 
-function loadChapters(): Promise<LoadedChapter[]> {
-  return Promise.all(
-    CHAPTERS.map((load, index) =>
-      load().then(
-        (m): LoadedChapter => ({ ok: true, chapter: m.default }),
-        (e: unknown): LoadedChapter => {
-          console.error(e);
-          return { ok: false, index, message: e instanceof Error ? e.message : String(e) };
-        },
-      ),
-    ),
+function loadChapter(index: number): Promise<LoadedChapter> {
+  return CHAPTERS[index]!().then(
+    (m): LoadedChapter => ({ ok: true, chapter: m.default }),
+    (e: unknown): LoadedChapter => {
+      console.error(e);
+      return { ok: false, index, message: e instanceof Error ? e.message : String(e) };
+    },
   );
+}
+
+/**
+ * Resolves after the page's first frame (the chapters not shown are fetched and parsed then,
+ * not while the shown one is built), or after a second in a tab that draws no frames.
+ */
+function afterFirstFrame(): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 1000);
+    requestAnimationFrame(() => setTimeout(() => {
+      clearTimeout(timer);
+      resolve();
+    }));
+  });
 }
 
 async function main(): Promise<void> {
@@ -37,8 +51,13 @@ async function main(): Promise<void> {
   const status = root.querySelector<HTMLElement>('[data-testid="app-status"]');
   if (status) status.textContent = cat.ui.loading;
   try {
-    const [qk, chapters] = await Promise.all([loadQkScope(), loadChapters()]);
-    mountApp(root, qk, chapters, lang);
+    const core = loadQkScope(); // first: the chapter imports below queue their own requests
+    const first = chapterOfAddress(location.hash, CHAPTERS.length, new URLSearchParams(location.search));
+    const now = CHAPTERS.map((_, i) => (first === null || i === first ? loadChapter(i) : null));
+    const [qk, loaded] = await Promise.all([core, Promise.all(now)]);
+    // The others one after another, so each chapter's module is evaluated in a task of its own.
+    let queue: Promise<unknown> = afterFirstFrame();
+    mountApp(root, qk, loaded.map((c, i) => c ?? (queue = queue.then(() => loadChapter(i))) as Promise<LoadedChapter>), lang);
     root.dataset.ready = 'true';
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);

@@ -77,7 +77,13 @@ export function keepPlace(place: Place | null, watch: Element, ms = 4000): void 
   restore();
   const ro = new ResizeObserver(restore);
   const onScroll = () => {
-    if (Math.abs(window.scrollY - ours) > 1) stop();
+    if (Math.abs(window.scrollY - ours) <= 1) return;
+    // A scroll that left the block within a few pixels of its place is the browser's scroll
+    // anchoring (a section above was laid out, content-visibility: auto), not the reader:
+    // snap back exactly and go on keeping the place.
+    const base = document.getElementById(place.id);
+    if (base && Math.abs(resolve(base, place.path).getBoundingClientRect().top - place.top) <= 8) restore();
+    else stop();
   };
   const inputs = ['wheel', 'touchstart', 'keydown'] as const;
   const stop = () => {

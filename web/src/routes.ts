@@ -46,3 +46,17 @@ export function routeOf(hash: string, table: readonly RouteTable[], query: URLSe
   const byPrefix = n ? table.findIndex((c) => c.id === `ch${n}`) : -1;
   return { chapter: Math.max(0, byPrefix), target: id };
 }
+
+/**
+ * The chapter the address names without knowing any chapter's sections or namespace: "#chN"
+ * (chapter ids are "ch1", "ch2", … in registry order), or no hash and no namespaced query
+ * key (chapter 1). null for anything else (a section or figure anchor, a query-only link),
+ * which needs the full table. The page loads that one chapter first and shows it before the
+ * others have arrived.
+ */
+export function chapterOfAddress(hash: string, count: number, query: URLSearchParams = new URLSearchParams()): number | null {
+  const id = hash.replace(/^#/, '');
+  if (!id) return [...query.keys()].some((k) => k.includes('.')) ? null : 0;
+  const n = /^ch([1-9]\d*)$/.exec(id)?.[1];
+  return n !== undefined && Number(n) <= count ? Number(n) - 1 : null;
+}

@@ -16,6 +16,22 @@ export interface TocChapter {
   sections: { id: string; title: string }[];
 }
 
+/** A chapter's kicker and title as the contents and the previous/next links show them. */
+function chapterLabel(c: TocChapter): string {
+  return `<span class="toc-kicker">${inline(c.kicker)}</span> ${inline(c.title)}`;
+}
+
+/**
+ * Writes a chapter's label into every link to it that shows one (the contents entry, a
+ * previous/next link): used when a chapter that was still loading as the page was built
+ * arrives, so only those few links change.
+ */
+export function relabelChapter(root: ParentNode, c: TocChapter): void {
+  root.querySelectorAll<HTMLElement>(`[data-chapter-label="${c.id}"]`).forEach((el) => {
+    el.innerHTML = chapterLabel(c);
+  });
+}
+
 const TOC_ID = 'toc';
 
 /** The header: site name, language switch and (below the sidebar breakpoint) the contents button. */
@@ -55,7 +71,8 @@ export function tocNav(cat: Catalog, chapters: TocChapter[], current: string): H
     const li = h('li', { className: c.id === current ? 'toc-ch is-current' : 'toc-ch' });
     li.dataset.chapter = c.id;
     const a = h('a', { href: `#${c.id}`, className: 'toc-ch-link' });
-    a.innerHTML = `<span class="toc-kicker">${inline(c.kicker)}</span> ${inline(c.title)}`;
+    a.innerHTML = chapterLabel(c);
+    a.dataset.chapterLabel = c.id;
     if (c.id === current) a.setAttribute('aria-current', 'page');
     li.append(a);
     if (c.id === current && c.sections.length) {
@@ -142,7 +159,7 @@ export function chapterNav(cat: Catalog, prev: TocChapter | null, next: TocChapt
     a.rel = rel;
     a.dataset.testid = `chapter-${rel}`;
     a.innerHTML = `<span class="chapter-nav-dir">${rel === 'prev' ? `← ${cat.ui.prevChapter}` : `${cat.ui.nextChapter} →`}</span>` +
-      `<span class="chapter-nav-title"><span class="toc-kicker">${inline(c.kicker)}</span> ${inline(c.title)}</span>`;
+      `<span class="chapter-nav-title" data-chapter-label="${c.id}">${chapterLabel(c)}</span>`;
     return a;
   };
   if (prev) nav.append(link(prev, 'prev'));

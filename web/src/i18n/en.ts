@@ -18,6 +18,8 @@ export const en: Catalog = {
     prevChapter: 'Previous',
     nextChapter: 'Next',
     chapterMissing: 'Chapter {n} (could not be loaded)',
+    chapterKicker: 'Chapter {n}',
+    chapterLoading: 'Loading…',
     formulaScroll: 'Formula (scrolls sideways)',
     tableScroll: 'Table (scrolls sideways)',
     skipLink: 'Skip to the article',

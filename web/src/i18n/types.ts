@@ -22,6 +22,9 @@ export interface UiStrings {
   nextChapter: string;
   /** Table-of-contents entry of a chapter that could not be loaded. */
   chapterMissing: string;
+  /** Kicker and text of a chapter still loading (its entry in the contents, its page for a moment). */
+  chapterKicker: string;
+  chapterLoading: string;
   /** aria-labels of a display formula and of a table too wide for the screen (they scroll sideways). */
   formulaScroll: string;
   tableScroll: string;

@@ -19,6 +19,8 @@ export const zh: Catalog = {
     prevChapter: '上一章',
     nextChapter: '下一章',
     chapterMissing: '第 {n} 章（无法加载）',
+    chapterKicker: '第 {n} 章',
+    chapterLoading: '加载中…',
     formulaScroll: '公式（可左右滚动）',
     tableScroll: '表格（可左右滚动）',
     skipLink: '跳到正文',
