@@ -92,10 +92,13 @@ struct Cosine {
     g.dQ = through_normalize(Q, Qh, nq, Mat<T>(dS * Kh));
     g.dK = through_normalize(K, Kh, nk, Mat<T>(dS.transpose() * Qh));
   }
-  /// Fast paths (score/forms.hpp): the dot product of the normalised rows.
+  /// Fast paths (score/forms.hpp): the dot product of the normalised rows, formed as the
+  /// core forms them (unit_rows: divided in double, rounded once). Multiplying by a float
+  /// 1 / n lost the row: for |x| near 3e38, 1 / n is a subnormal float with few digits.
   template <class T>
   static DotForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
-    return {clamped_norms(Q).cwiseInverse().asDiagonal() * Q, clamped_norms(K).cwiseInverse().asDiagonal() * K};
+    Vec<T> nq, nk;
+    return {unit_rows(Q, nq), unit_rows(K, nk)};
   }
   template <class T>
   static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const DotForm<T>& f,

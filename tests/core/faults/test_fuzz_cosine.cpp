@@ -1,0 +1,104 @@
+// Fuzzer findings (seeds 4 to 7 of 2026-12-02, docs/RELIABILITY.md): cosine scores with
+// entries near the float maximum on the tiled path. Its unit rows were x * (1 / |x|) in
+// float, and 1 / |x| is a subnormal float (few digits) once |x| passes ~1e38, so a unit row
+// was off by up to 1e-1 and the output and gradients with it. The tiled path now takes the
+// core's unit rows (score/cosine.hpp: divided in double, rounded once).
+#include <catch2/catch.hpp>
+
+#include "qkscope/cpu/attention.hpp"
+#include "qkscope/qkscope.hpp"
+#include "reference/reference.hpp"
+#include "support/compare.hpp"
+#include "support/convert.hpp"
+
+using namespace qkscope;
+
+namespace {
+
+struct Run {
+  cpu::TiledResult<float> fwd;
+  AttentionGrads<float> grads;
+};
+
+Run tiled(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO, const AttentionConfig<float>& c) {
+  cpu::TiledOptions o;
+  o.threads = 1;
+  o.block_q = 1;
+  o.block_k = 2;  // rows span two key tiles
+  Run r;
+  r.fwd = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+  REQUIRE_FALSE(r.fwd.fallback);  // the finding was on the tiled kernels themselves
+  r.grads = cpu::attention_backward<float>(Q, K, V, {}, c, r.fwd, dO, o);
+  return r;
+}
+
+AttentionConfig<float> cosine(double temperature = 1) {
+  AttentionConfig<float> c;
+  c.score = "cosine";
+  c.temperature = temperature;
+  return c;
+}
+
+/// The tiled output, dQ and dK against the double reference under the suite's rule, with
+/// the core in float as the bar.
+void matches_reference(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
+                       const AttentionConfig<float>& c) {
+  const Run t = tiled(Q, K, V, dO, c);
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto ref = reference::attention<double>(Qd, Kd, Vd, {}, cd);
+  const auto core = attention_forward<float>(Q, K, V, {}, c);
+  CHECK_MATCHES_REFERENCE("tiled output", t.fwd.output, core.output, ref.output);
+  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
+  const auto g32 = attention_backward<float>(Q, K, V, {}, c, core, dO);
+  CHECK_MATCHES_REFERENCE("tiled dQ", t.grads.dQ, g32.dQ, g64.dQ);
+  CHECK_MATCHES_REFERENCE("tiled dK", t.grads.dK, g32.dK, g64.dK);
+}
+
+}  // namespace
+
+TEST_CASE("tiled cosine in d = 1: unit rows are exactly +-1, so dQ and dK are exactly 0 (fuzzer seed 7)",
+          "[faults][reliability][tiled][score]") {
+  // Every cosine is 1 (all entries positive): in d = 1, xhat = sign(x) and
+  // dx = (dxhat - xhat (xhat dxhat)) / |x| = 0 exactly. The float 1 / |x| made
+  // xhat = 0.99999994 for k = 3.98818874, and dO = 1.66e35 turned that into dK = -2e28.
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{3.98818874}, {2.0457468}, {1}}),
+               V = qktest::mat<float>({{-3}, {0}, {-3}}), dO = qktest::mat<float>({{1.66153499e35}});
+  const Run t = tiled(Q, K, V, dO, cosine(0.0993224022));
+  CHECK(t.fwd.output(0, 0) == -2.0f);  // p = 1/3 each
+  CHECK(t.grads.dQ.isZero(0));
+  CHECK(t.grads.dK.isZero(0));
+}
+
+TEST_CASE("tiled cosine with keys near -2e38 and a query below the norm floor (fuzzer seed 5)",
+          "[faults][reliability][tiled][score]") {
+  // Both keys are negative, so khat = -1 for each, and a query under eps = 1e-8 has
+  // dq = sum_j dS_j khat_j / eps = -(sum_j dS_j) / eps = 0 (dS sums to 0); the tiled path
+  // gave -2.98 from a khat of -0.9999999 for k = -2.06e38.
+  const Matrix Q = qktest::mat<float>({{4.23516474e-22}, {-1.1529215e18}, {-1.52266765}}),
+               K = qktest::mat<float>({{-0.393865347}, {-2.06178786e38}}), V = qktest::mat<float>({{-0.788602829}, {2.11760902}}),
+               dO = qktest::mat<float>({{-0.392194271}, {4.93743013e37}, {4.93743013e37}});
+  const Run t = tiled(Q, K, V, dO, cosine());
+  CHECK(t.grads.dQ(1, 0) == 0.0f);
+  CHECK(t.grads.dQ(2, 0) == 0.0f);
+  CHECK(t.grads.dK.isZero(0));
+  matches_reference(Q, K, V, dO, cosine());
+}
+
+TEST_CASE("tiled cosine with entries near +-3e38 matches the reference (fuzzer seeds 4 and 6)",
+          "[faults][reliability][tiled][score]") {
+  SECTION("seed 6: d = 3, the query nearly parallel to the second key (output was 61% off)") {
+    const Matrix Q = qktest::mat<float>({{-2.7823087e38, -2.78231174e38, 1}}),
+                 K = qktest::mat<float>({{1, 2.0625, -2.7823087e38}, {-2.7823087e38, -2.78422985e38, -2.98914689e38}}),
+                 V = qktest::mat<float>({{-1}, {-2.01948392e-28}}), dO = qktest::mat<float>({{1}});
+    matches_reference(Q, K, V, dO, cosine());
+  }
+  SECTION("seed 4: zero rows beside rows of 3.27e38 (output was 86% off)") {
+    const Matrix Q = qktest::mat<float>({{-1, -2}, {0, 0}, {0, 3.56078434}, {0, 3.26937941e38}, {3.26937941e38, 3.2693786e38}, {3.21600179e38, 0}}),
+                 K = qktest::mat<float>({{0, 0}, {0, 0}, {3.26937941e38, 3.26937941e38}, {3.26937941e38, 3.26937941e38}}),
+                 V = qktest::mat<float>({{1e30, 4}, {4, 3.99987793}, {3.56078434, 0}, {0, 0}});
+    const Matrix dO = Matrix::Ones(6, 2);
+    matches_reference(Q, K, V, dO, cosine());
+  }
+}
