@@ -5,7 +5,9 @@
 // works meanwhile, the held chapter's entry says it is loading, its page shows a status line
 // until the module arrives and then the chapter itself; a failed chapter says so in the
 // contents and on its page, in the reader's language; an address that does not name its
-// chapter for certain (an old section anchor) waits for every chapter, then opens there.
+// chapter for certain (an old section anchor) waits for every chapter, then opens there. The
+// reader going to a chapter not yet loaded fetches it ahead of the queue; its arrival keeps
+// the reader's focus, open contents panel and the section a link named.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { noProblems, usePage } from './chapter-helpers.mjs';
@@ -72,6 +74,8 @@ test('a chapter still loading: the shown chapter works, its contents entry says 
     assert.deepEqual(ids, ids.map((_, i) => `ch${i + 1}`));
     assert.deepEqual(await page.$$eval('[data-testid="toc"] .toc-ch-link', (as) => as.map((a) => a.getAttribute('href'))), ids.map((id) => `#${id}`));
     assert.ok(await page.locator('article#ch5 figure').count() > 0, 'chapter 5 drew its figures');
+    // Focus was on the loading page (its main region): it moves to the chapter's title.
+    assert.ok(await page.evaluate(() => document.activeElement?.matches('main h1')), 'focus on the arrived chapter\'s title');
     noProblems(problems);
   } finally {
     ch5.release();
@@ -112,6 +116,50 @@ test('an old section anchor waits for every chapter, then opens its chapter at t
     assert.equal((await appData(page)).chapters, 'all');
     assert.equal(await page.locator('article.chapter').getAttribute('id'), 'ch5');
     await page.waitForFunction(() => Math.abs(document.getElementById('c5-alibi').getBoundingClientRect().top) < 80);
+    noProblems(problems);
+  } finally {
+    ch5.release();
+    await close();
+  }
+});
+
+test('the reader goes to a chapter queued behind a stalled one: it is fetched at once, and gets the focus on arrival', async () => {
+  const ch3 = hold(CH3);
+  const { page, problems, close } = await env.open('#ch1', { setup: ch3.setup, wait: 'ready' });
+  try {
+    for (let t = 0; t < 100 && ch3.seen() === 0; t++) await page.waitForTimeout(50);
+    assert.ok(ch3.seen() >= 1, 'chapter 3 was requested');
+    const last = await page.$$eval('[data-testid="toc"] .toc-ch', (lis) => lis.at(-1).dataset.chapter);
+    const t0 = Date.now();
+    await page.click(`[data-testid="toc"] a[href="#${last}"]`);
+    // The background queue would reach it only after chapter 3 (held) and the ones between.
+    await page.locator(`article#${last} [data-testid="chapter-title"]`).waitFor({ timeout: 3000 });
+    assert.ok(Date.now() - t0 < 3000, `the last chapter shown ${Date.now() - t0} ms after the click`);
+    assert.match(await tocEntry(page, 'ch3'), /Loading/, 'chapter 3 is still held');
+    await page.waitForFunction(() => document.activeElement?.matches('main h1'));
+    noProblems(problems);
+  } finally {
+    ch3.release();
+    await close();
+  }
+});
+
+test('a section link into a loading chapter: lands on the section on arrival; the open contents panel and its focused link survive (390 px)', async () => {
+  const ch5 = hold(CH5);
+  const { page, problems, close } = await env.open('#ch1', { setup: ch5.setup, wait: 'ready', viewport: { width: 390, height: 844 } });
+  try {
+    await page.evaluate(() => window.scrollTo(0, 2000));
+    await page.waitForTimeout(400); // past the debounce that saves the reading place
+    await page.evaluate(() => { location.hash = '#c5-alibi'; });
+    await page.locator('[data-testid="chapter-loading"]').waitFor({ state: 'visible' });
+    await page.waitForTimeout(400);
+    await page.click('[data-testid="toc-toggle"]');
+    await page.locator('[data-testid="toc"] a[href="#ch2"]').focus();
+    ch5.release();
+    await page.locator('article#ch5 [data-testid="chapter-title"]').waitFor();
+    assert.equal(await page.getAttribute('[data-testid="toc-toggle"]', 'aria-expanded'), 'true', 'the contents panel stays open');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('href')), '#ch2', 'focus stays on the same contents link');
+    await page.waitForFunction(() => Math.abs(document.getElementById('c5-alibi').getBoundingClientRect().top) < 80, null, { timeout: 5000 });
     noProblems(problems);
   } finally {
     ch5.release();

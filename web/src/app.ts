@@ -9,6 +9,7 @@
  */
 import type { QkScope } from '@qkscope/wasm';
 import { type Place, keepPlace, readerPlace } from './reader-place';
+import { focusTitle, snapshotFocus } from './focus-keep';
 import { LANGS, type Lang, catalog, fill, type Catalog } from './i18n';
 import type { FieldSpecs, ValuesOf } from './model/url-state';
 import type { ArticleView, Chapter, ChapterContext } from './chapters/types';
@@ -166,9 +167,11 @@ function savePlace(root: HTMLElement): void {
  * fills in its entry in the contents and its previous/next link, and is shown at once if the
  * reader went to its page meanwhile. When every chapter has arrived (or failed), `root` gets
  * data-chapters="all". The address must name the current chapter for certain
- * (routes.ts chapterOfAddress) unless every chapter is loaded.
+ * (routes.ts chapterOfAddress) unless every chapter is loaded. `want(i)` is called when the
+ * reader goes to chapter i before it has arrived (the loader fetches it ahead of the others).
  */
-export function mountApp(root: HTMLElement, qk: QkScope, chapters: readonly (LoadedChapter | Promise<LoadedChapter>)[], initialLang: Lang): void {
+export function mountApp(root: HTMLElement, qk: QkScope, chapters: readonly (LoadedChapter | Promise<LoadedChapter>)[], initialLang: Lang,
+  want?: (index: number) => void): void {
   let lang = initialLang;
   const slots: Slot[] = chapters.map((c) => (c instanceof Promise ? null : c));
   let table = routeTable(slots);
@@ -205,8 +208,10 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: readonly (Loa
     if (!loaded) {
       // Reached before its module arrived (a link followed in the first moments): a status
       // line until it does (see the arrival handler below).
-      const status = h('p', { className: 'app-status', textContent: cat.ui.chapterLoading });
+      const status = h('p', { className: 'app-status' });
       status.setAttribute('role', 'status');
+      // Filled in once the live region is in the page, so screen readers announce it.
+      requestAnimationFrame(() => { status.textContent = cat.ui.chapterLoading; });
       status.dataset.testid = 'chapter-loading';
       view = { el: h('article', { className: 'chapter', id: entry.id }, status), section: () => view.el };
     } else if (!loaded.ok) {
@@ -337,7 +342,9 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: readonly (Loa
       slots[i] = arrived;
       table = routeTable(slots);
       if (route.chapter === i) {
+        const restore = snapshotFocus(root);
         render();
+        restore();
         position(true);
       } else {
         relabelChapter(root, tocEntries(catalog(lang), lang, slots)[i]!);
@@ -351,19 +358,18 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: readonly (Loa
     const fresh = next.chapter !== route.chapter;
     route = next;
     if (fresh) {
+      if (slots[route.chapter] === null) want?.(route.chapter);
       render();
-      // A new page: screen readers start at its title.
-      const h1 = root.querySelector<HTMLElement>('main h1');
-      if (h1) {
-        h1.tabIndex = -1;
-        h1.focus({ preventScroll: true });
-      }
+      focusTitle(root);
     }
     position(fresh);
   });
   // Save the place before a link changes the page, and while reading (debounced).
+  // Not on a chapter's loading page: its place (the top) would replace the one saved on this
+  // history entry, which the page is restored to when the chapter arrives.
+  const shown = () => slots[route.chapter] !== null;
   document.addEventListener('click', (e) => {
-    if ((e.target as Element | null)?.closest?.('a[href^="#"]')) {
+    if (shown() && (e.target as Element | null)?.closest?.('a[href^="#"]')) {
       flushUrl();
       savePlace(root);
     }
@@ -372,7 +378,7 @@ export function mountApp(root: HTMLElement, qk: QkScope, chapters: readonly (Loa
   let timer = 0;
   window.addEventListener('scroll', () => {
     clearTimeout(timer);
-    timer = window.setTimeout(() => savePlace(root), 200);
+    timer = window.setTimeout(() => shown() && savePlace(root), 200);
   }, { passive: true });
   let resizeTimer = 0;
   window.addEventListener('resize', () => {

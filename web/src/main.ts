@@ -43,6 +43,10 @@ function afterFirstFrame(): Promise<void> {
   });
 }
 
+/** How long the background queue waits for one chapter before it starts the next. */
+const QUEUE_WAIT_MS = 4000;
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 async function main(): Promise<void> {
   const root = document.getElementById('app')!;
   const lang = langFromUrl();
@@ -53,11 +57,27 @@ async function main(): Promise<void> {
   try {
     const core = loadQkScope(); // first: the chapter imports below queue their own requests
     const first = chapterOfAddress(location.hash, CHAPTERS.length, new URLSearchParams(location.search));
-    const now = CHAPTERS.map((_, i) => (first === null || i === first ? loadChapter(i) : null));
+    // Each chapter is imported once, by whichever asks first: the background queue, or the
+    // reader going to its page (mountApp's `want`), which must not wait behind the others.
+    const arrive: ((c: LoadedChapter) => void)[] = [];
+    const arrivals = CHAPTERS.map(() => new Promise<LoadedChapter>((resolve) => arrive.push(resolve)));
+    const started = new Set<number>();
+    const get = (i: number): Promise<LoadedChapter> => {
+      if (!started.has(i)) {
+        started.add(i);
+        void loadChapter(i).then(arrive[i]!);
+      }
+      return arrivals[i]!;
+    };
+    const now = CHAPTERS.map((_, i) => (first === null || i === first ? get(i) : null));
     const [qk, loaded] = await Promise.all([core, Promise.all(now)]);
-    // The others one after another, so each chapter's module is evaluated in a task of its own.
+    // The others one after another, so each chapter's module is evaluated in a task of its
+    // own; one that stalls holds the queue for at most QUEUE_WAIT_MS.
     let queue: Promise<unknown> = afterFirstFrame();
-    mountApp(root, qk, loaded.map((c, i) => c ?? (queue = queue.then(() => loadChapter(i))) as Promise<LoadedChapter>), lang);
+    loaded.forEach((c, i) => {
+      if (!c) queue = queue.then(() => Promise.race([get(i), delay(QUEUE_WAIT_MS)]));
+    });
+    mountApp(root, qk, loaded.map((c, i) => c ?? arrivals[i]!), lang, (i) => void get(i));
     root.dataset.ready = 'true';
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
