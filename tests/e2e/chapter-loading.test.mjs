@@ -166,3 +166,23 @@ test('a section link into a loading chapter: lands on the section on arrival; th
     await close();
   }
 });
+
+test('the contents panel opened without focusing its button stays open when the chapter arrives; focus goes to the button', async () => {
+  const ch5 = hold(CH5);
+  const { page, problems, close } = await env.open('#ch1', { setup: ch5.setup, wait: 'ready', viewport: { width: 390, height: 844 } });
+  try {
+    await page.evaluate(() => { location.hash = '#ch5'; });
+    await page.locator('[data-testid="chapter-loading"]').waitFor({ state: 'visible' });
+    // As in Safari, where a click does not focus a button: focus stays on the loading page.
+    await page.evaluate(() => document.querySelector('[data-testid="toc-toggle"]').click());
+    assert.equal(await page.getAttribute('[data-testid="toc-toggle"]', 'aria-expanded'), 'true');
+    ch5.release();
+    await page.locator('article#ch5 [data-testid="chapter-title"]').waitFor();
+    assert.equal(await page.getAttribute('[data-testid="toc-toggle"]', 'aria-expanded'), 'true', 'the contents panel stays open');
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'toc-toggle');
+    noProblems(problems);
+  } finally {
+    ch5.release();
+    await close();
+  }
+});
