@@ -95,7 +95,7 @@ function plainText(title: string): string {
 
 const SCROLLERS = '.math-display, .table-scroll';
 
-/** False for an element whose section the browser skips for now (content-visibility: auto). */
+/** False for an element whose section the browser skips for now (content-visibility: auto; app.css does not set it now, see native/bench/NOTES.md). */
 function laidOut(el: HTMLElement): boolean {
   return typeof el.checkVisibility !== 'function' || el.checkVisibility({ contentVisibilityAuto: true });
 }
