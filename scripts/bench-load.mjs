@@ -11,8 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startPreview } from '../tests/e2e/server.mjs';
+import { launchChromium, startPreview } from '../tests/e2e/server.mjs';
 import { recordReady } from '../tests/e2e/load-timing.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -82,11 +81,7 @@ async function loadOnce(browser, url, width) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const server = await startPreview();
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   const rows = [];
   try {
     for (const hash of o.hashes) {

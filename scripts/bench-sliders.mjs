@@ -10,8 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startPreview } from '../tests/e2e/server.mjs';
+import { launchChromium, startPreview } from '../tests/e2e/server.mjs';
 import { dragSlider, slidersOf, walk, waitForApp } from '../tests/e2e/slider-latency.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -47,11 +46,7 @@ function parseArgs(argv) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const server = await startPreview();
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   const rows = [];
   try {
     const context = await browser.newContext({ viewport: { width: o.width, height: 900 }, deviceScaleFactor: 1 });

@@ -84,3 +84,13 @@ export async function loadCore() {
   const { loadQkScope } = await import(fileURLToPath(new URL('../../wasm/qkscope.js', import.meta.url)));
   return loadQkScope({ wasmBinary: await readFile(fileURLToPath(new URL('../../wasm/dist/qkscope_core.wasm', import.meta.url))) });
 }
+
+/** Headless Debian Chromium with the flags every browser run here uses (no GPU, no background traffic). */
+export async function launchChromium() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
