@@ -41,6 +41,16 @@ jobs=${QKSCOPE_JOBS:-$(nproc)}
 cmake --build --preset sanitize --parallel "$jobs" --target "${harnesses[@]}"
 
 mkdir -p build/fuzz/artifacts
+# The inputs of fixed findings (tests/fuzz/fixed/) replay first, each once: a regression gate
+# that leaves the random run below as it is (they are not in its seed corpus).
+fixed=()
+for f in tests/fuzz/fixed/*; do [[ $f == *.md ]] || fixed+=("$f"); done
+if ((${#fixed[@]})) && ! build/sanitize/tests/fuzz/fuzz_attention "${fixed[@]}" >build/fuzz/fixed.log 2>&1; then
+  echo "fuzz: a fixed finding in tests/fuzz/fixed/ fails again; log:" >&2
+  grep -E "Running:|FUZZ FINDING|ERROR|runtime error|SUMMARY" -A3 build/fuzz/fixed.log | head -40 >&2
+  exit 1
+fi
+echo "fuzz: ${#fixed[@]} fixed findings (tests/fuzz/fixed/) replayed, each passes"
 pids=()
 for h in "${harnesses[@]}"; do
   mkdir -p "$out/$h"

@@ -11,10 +11,12 @@
 //     output, entropy and gradients finite; logsumexp not NaN;
 //   - the tiled path succeeds exactly when the core does, with the same message when both
 //     refuse, and its output and logsumexp match the double reference under the test
-//     suite's one tolerance rule (core float, and the double core on inputs rounded once
-//     more, as the bar: perturbed.hpp); its gradients are finite and match too;
+//     suite's one tolerance rule (the bar: core float, and the core on inputs within
+//     rounding of the case's: perturbed.hpp); its gradients are finite and match too;
 //   - the mixed-precision path never returns a non-finite number.
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "case.hpp"
 #include "perturbed.hpp"
@@ -84,11 +86,11 @@ void match(const Case& c, const char* what, const A& fast, const B& bar, const C
   if (!rep.ok) finding("tiled path differs from the reference: " + rep.text, c);
 }
 
-/// The bar of the rule: of the evaluations given (float runs of the core, the double core on
-/// inputs rounded once more: perturbed.hpp), the one farthest from ref (finite entries, as
-/// compare counts them); null pointers are skipped.
-template <class R, class... M>
-MatrixD farthest(const R& ref, const M*... m) {
+/// The bar of the rule: of the evaluations given (float runs of the core; `moved`: runs on
+/// inputs within rounding of the case's, perturbed.hpp), the one farthest from ref (finite
+/// entries, as compare counts them); null pointers are skipped.
+template <class R, class X, class... M>
+MatrixD farthest(const R& ref, const std::vector<const X*>& moved, const M*... m) {
   MatrixD best = ref.template cast<double>();
   double worst = -1;
   auto consider = [&](const auto* x) {
@@ -105,6 +107,7 @@ MatrixD farthest(const R& ref, const M*... m) {
     }
   };
   (consider(m), ...);
+  for (const X* x : moved) consider(x);
   return best;
 }
 
@@ -145,9 +148,17 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   }
   const auto ref = reference::attention<double>(wide(c.Q), wide(c.K), wide(c.V), pd, cd);
   const MatrixD Qd = wide(c.Q), Kd = wide(c.K), Vd = wide(c.V);
-  const auto pr = qkfuzz::perturbed_reference(Qd, Kd, Vd, wide(c.dO), pd, cd);
-  auto P = [&](const auto& x) { return pr.ok ? &x : nullptr; };  // the perturbed bar, when it ran
-  match(c, "tiled output", t.output, farthest(ref.output, &r->output, P(pr.fwd.output)), ref.output);
+  const auto prs = qkfuzz::perturbed_references(Qd, Kd, Vd, wide(c.dO), pd, cd, c.Q, c.K, c.V, c.dO, c.params, c.cfg);
+  // One field of every evaluation on moved inputs that ran: P([](auto& e) -> auto& { ... }).
+  auto P = [&](auto field) {
+    using X = std::remove_cvref_t<decltype(field(prs[0]))>;
+    std::vector<const X*> v;
+    for (const auto& e : prs)
+      if (e.ok) v.push_back(&field(e));
+    return v;
+  };
+  match(c, "tiled output", t.output, farthest(ref.output, P([](auto& e) -> auto& { return e.fwd.output; }), &r->output),
+        ref.output);
   // A logsumexp past float's range (m / tau = 1e40) is +-inf in float on both paths, by IEEE
   // rounding: from FLT_MAX + ulp / 2 = 0x1.ffffffp+127 on; just below it, it rounds to FLT_MAX.
   VectorD lse_ref = ref.logsumexp;
@@ -156,7 +167,8 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
       lse_ref(i) = std::copysign(std::abs(lse_ref(i)) >= 0x1.ffffffp+127 ? std::numeric_limits<double>::infinity()
                                                                           : double(std::numeric_limits<float>::max()),
                                  lse_ref(i));
-  match(c, "tiled logsumexp", t.logsumexp, farthest(lse_ref, &r->logsumexp, P(pr.fwd.logsumexp)), lse_ref);
+  const auto lse_moved = P([](auto& e) -> auto& { return e.fwd.logsumexp; });
+  match(c, "tiled logsumexp", t.logsumexp, farthest(lse_ref, lse_moved, &r->logsumexp), lse_ref);
 
   // The CUDA kernels' tile functors (dot-product scores), where the host may launch them.
   if ((c.cfg.score == "dot" || c.cfg.score == "scaled_dot") && c.Q.cols() > 0 &&
@@ -169,7 +181,7 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
         [&](int i, int j) { return float(c.Q.row(i).dot(c.K.row(j))); }, c.V.data(), int(c.V.cols()), lg,
         pipeline::BlockClassifier{lg.mask, int(opt.block_q), int(opt.block_k), nullptr});
     match(c, "tile functors output", Eigen::Map<const Matrix>(emu.out.data(), c.Q.rows(), c.V.cols()),
-          farthest(ref.output, &r->output, P(pr.fwd.output)), ref.output);
+          farthest(ref.output, P([](auto& e) -> auto& { return e.fwd.output; }), &r->output), ref.output);
   }
 
   AttentionGrads<float> tg;
@@ -182,8 +194,8 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   check_grads_finite(c, tg, "tiled");
   // Gradients against the core in double, under the rule; the bar is the largest error of two
   // float evaluations of the core (from its float forward, and from the double forward
-  // rounded to float), as in tests/core/cpu, and of the double core on the inputs rounded
-  // once more (perturbed.hpp): one run's rounding can be far luckier than usual.
+  // rounded to float), as in tests/core/cpu, and of the runs on inputs within rounding of
+  // the case's (perturbed.hpp): one run's rounding can be far luckier than usual.
   if (!core_bwd.ok || !g) return;
   AttentionResult<double> f64;
   AttentionGrads<double> g64;
@@ -195,27 +207,32 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   const auto f32b = qktest::result_as<float>(f64);
   AttentionGrads<float> gb;
   if (!attempt([&] { gb = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, f32b, c.dO); }).ok) return;
-  auto grad = [&](const char* what, const auto& fast, const auto& a, const auto& b, const auto& ref,
-                  const auto& perturbed) {
-    if (ref.size()) match(c, what, fast, farthest(ref, &a, &b, P(perturbed)), ref);
+  // field: the gradient in an AttentionGrads (of the runs on moved inputs, too).
+  auto grad = [&](const char* what, const auto& fast, auto field) {
+    const auto& ref = field(g64);
+    if (ref.size())
+      match(c, what, fast, farthest(ref, P([&](auto& e) -> auto& { return field(e.grads); }), &field(*g), &field(gb)), ref);
   };
-  const auto& gp = pr.grads;
-  grad("tiled dQ", tg.dQ, g->dQ, gb.dQ, g64.dQ, gp.dQ);
-  grad("tiled dK", tg.dK, g->dK, gb.dK, g64.dK, gp.dK);
-  grad("tiled dV", tg.dV, g->dV, gb.dV, g64.dV, gp.dV);
-  grad("tiled dW", tg.dparams.W, g->dparams.W, gb.dparams.W, g64.dparams.W, gp.dparams.W);
-  grad("tiled dW_q", tg.dparams.W_q, g->dparams.W_q, gb.dparams.W_q, g64.dparams.W_q, gp.dparams.W_q);
-  grad("tiled dW_k", tg.dparams.W_k, g->dparams.W_k, gb.dparams.W_k, g64.dparams.W_k, gp.dparams.W_k);
-  grad("tiled dv", tg.dparams.v, g->dparams.v, gb.dparams.v, g64.dparams.v, gp.dparams.v);
-  grad("tiled db", tg.dparams.b, g->dparams.b, gb.dparams.b, g64.dparams.b, gp.dparams.b);
-  grad("tiled dw", tg.dparams.w, g->dparams.w, gb.dparams.w, g64.dparams.w, gp.dparams.w);
-  grad("tiled drelative", tg.drelative, g->drelative, gb.drelative, g64.drelative, gp.drelative);
-  grad("tiled dt5_table", tg.dt5_table, g->dt5_table, gb.dt5_table, g64.dt5_table, gp.dt5_table);
-  grad("tiled ddense", tg.ddense, g->ddense, gb.ddense, g64.ddense, gp.ddense);
+  grad("tiled dQ", tg.dQ, [](auto& x) -> auto& { return x.dQ; });
+  grad("tiled dK", tg.dK, [](auto& x) -> auto& { return x.dK; });
+  grad("tiled dV", tg.dV, [](auto& x) -> auto& { return x.dV; });
+  grad("tiled dW", tg.dparams.W, [](auto& x) -> auto& { return x.dparams.W; });
+  grad("tiled dW_q", tg.dparams.W_q, [](auto& x) -> auto& { return x.dparams.W_q; });
+  grad("tiled dW_k", tg.dparams.W_k, [](auto& x) -> auto& { return x.dparams.W_k; });
+  grad("tiled dv", tg.dparams.v, [](auto& x) -> auto& { return x.dparams.v; });
+  grad("tiled db", tg.dparams.b, [](auto& x) -> auto& { return x.dparams.b; });
+  grad("tiled dw", tg.dparams.w, [](auto& x) -> auto& { return x.dparams.w; });
+  grad("tiled drelative", tg.drelative, [](auto& x) -> auto& { return x.drelative; });
+  grad("tiled dt5_table", tg.dt5_table, [](auto& x) -> auto& { return x.dt5_table; });
+  grad("tiled ddense", tg.ddense, [](auto& x) -> auto& { return x.ddense; });
   using S1 = Eigen::Matrix<double, 1, 1>;
-  const S1 t_ref(g64.dtemperature), t_a(g->dtemperature), t_b(gb.dtemperature), t_p(gp.dtemperature);
-  const MatrixD t_bar = farthest(t_ref, &t_a, &t_b, P(t_p));
-  match(c, "tiled dtemperature", S1(tg.dtemperature), t_bar, t_ref);
+  std::vector<S1> t_moved_values;
+  for (const auto& e : prs)
+    if (e.ok) t_moved_values.push_back(S1(e.grads.dtemperature));
+  std::vector<const S1*> t_moved;
+  for (const auto& x : t_moved_values) t_moved.push_back(&x);
+  const S1 t_ref(g64.dtemperature), t_a(g->dtemperature), t_b(gb.dtemperature);
+  match(c, "tiled dtemperature", S1(tg.dtemperature), farthest(t_ref, t_moved, &t_a, &t_b), t_ref);
 }
 
 template <class S>

@@ -1,73 +1,132 @@
-// tests/fuzz/perturbed.hpp — the third bar of the harness's float fast paths: the core in
-// double on the case's inputs rounded once more. Every float input x (Q, K, V, dO, the
-// scoring parameters, the bias tables) and the temperature, an explicit scale, softcap and
-// ALiBi slope become x (1 + d) with |d| = 2^-24 (half of float's epsilon) and a random sign
-// from a fixed stream, so the run is reproducible. The rule (core/reference/tolerance.hpp)
-// compares against naive math in float; one float evaluation can be luckier than its own
-// error model (products that happen to be exact, keys tied in the logits that stay tied):
-// it was exact where the answer cancels to 1e-9 of its terms, and no float method is then
-// within twice its error. Where the answer moves this much when its inputs round once, a
-// float path is held to that (docs/RELIABILITY.md, "The bar").
+// tests/fuzz/perturbed.hpp — the bars of the harness's float fast paths beyond the core's own
+// float run: the same call on inputs within rounding of the case's.
+//  - The core in double on the inputs rounded once more: every float input x (Q, K, V, dO,
+//    the scoring parameters, the bias tables) and the temperature, an explicit scale, softcap
+//    and ALiBi slope become x (1 + d) with |d| = 2^-24 (half of float's epsilon) and a sign
+//    from a fixed stream, so the run is reproducible. Three streams: with one, equal inputs
+//    (tied keys) often got equal signs and stayed tied, and the bar missed how far the answer
+//    moves once they part (bilinear keys tied at 1e-8, tau 1e-4: dW moves by 1e16 when the
+//    keys part by one rounding, and the one-stream bar said 2e7).
+//  - The core in float on the float inputs moved by one ulp (signs from a stream): a second
+//    sample of naive float math's error. One float run can be far luckier than its error
+//    model (where two gradient terms of 1e35 cancel to 4e31 it was 3 times closer than
+//    another rounding of the same math).
+// The rule (core/reference/tolerance.hpp) compares against naive math in float; where the
+// answer moves this much when its inputs round once, a float path is held to that
+// (docs/RELIABILITY.md, "The bar").
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "qkscope/qkscope.hpp"
 #include "support/convert.hpp"
 
 namespace qkfuzz {
 
-/// x (1 + s 2^-24) for each entry, s = +-1 from a xorshift stream (fixed seed per call).
-class Rounding {
+/// Signs +-1 from a xorshift stream (fixed seed per stream).
+class Signs {
  public:
-  double next(double x) {
+  explicit Signs(std::uint64_t seed) : s_(seed) {}
+  bool next() {
     s_ ^= s_ << 13;
     s_ ^= s_ >> 7;
     s_ ^= s_ << 17;
-    return x * (1 + ((s_ & 1) ? 1 : -1) * 0x1p-24);
-  }
-  template <class M>
-  void apply(M& m) {
-    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = next(m.data()[i]);
+    return s_ & 1;
   }
 
  private:
-  std::uint64_t s_ = 0x9E3779B97F4A7C15ull;
+  std::uint64_t s_;
 };
 
+/// Moves every entry of a call's inputs: fn(x, up) gives the moved value of x.
+template <class T, class Fn>
+void move_inputs(qkscope::Mat<T>& q, qkscope::Mat<T>& k, qkscope::Mat<T>& v, qkscope::Mat<T>& g,
+                 qkscope::ScoreParams<T>& p, qkscope::AttentionConfig<T>& c, Signs& s, Fn fn) {
+  auto apply = [&](auto& m) {
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = fn(m.data()[i], s.next());
+  };
+  for (auto* m : {&q, &k, &v, &g}) apply(*m);
+  for (auto* m : {&p.W, &p.W_q, &p.W_k}) apply(*m);
+  for (auto* m : {&p.v, &p.b, &p.w}) apply(*m);
+  auto scalar = [&](double x) { return double(fn(T(x), s.next())); };
+  c.temperature = scalar(c.temperature);
+  if (c.scale) c.scale = scalar(*c.scale);
+  if (c.bias.softcap) c.bias.softcap = scalar(*c.bias.softcap);
+  if (c.bias.alibi_slope) c.bias.alibi_slope = scalar(*c.bias.alibi_slope);
+  apply(c.bias.relative);
+  apply(c.bias.dense);
+  apply(c.bias.t5_table);
+}
+
+/// One evaluation on moved inputs, in double (ok = false when it throws on them, e.g. a
+/// temperature moved past a limit).
 struct PerturbedReference {
   bool ok = false;
   qkscope::AttentionResult<double> fwd;
   qkscope::AttentionGrads<double> grads;
 };
 
-/// The double core's forward and backward on the inputs rounded once more (ok = false when
-/// it throws on them, e.g. a temperature moved past a limit).
-inline PerturbedReference perturbed_reference(const qkscope::MatrixD& Q, const qkscope::MatrixD& K,
-                                              const qkscope::MatrixD& V, const qkscope::MatrixD& dO,
-                                              const qkscope::ScoreParams<double>& params,
-                                              const qkscope::AttentionConfig<double>& cfg) {
-  Rounding r;
-  qkscope::MatrixD q = Q, k = K, v = V, g = dO;
-  for (auto* m : {&q, &k, &v, &g}) r.apply(*m);
-  qkscope::ScoreParams<double> p = params;
-  for (auto* m : {&p.W, &p.W_q, &p.W_k}) r.apply(*m);
-  for (auto* m : {&p.v, &p.b, &p.w}) r.apply(*m);
-  qkscope::AttentionConfig<double> c = cfg;
-  c.temperature = r.next(c.temperature);
-  if (c.scale) c.scale = r.next(*c.scale);
-  if (c.bias.softcap) c.bias.softcap = r.next(*c.bias.softcap);
-  if (c.bias.alibi_slope) c.bias.alibi_slope = r.next(*c.bias.alibi_slope);
-  r.apply(c.bias.relative);
-  r.apply(c.bias.dense);
-  r.apply(c.bias.t5_table);
-  PerturbedReference out;
+inline qkscope::AttentionGrads<double> grads_as_double(const qkscope::AttentionGrads<float>& g) {
+  qkscope::AttentionGrads<double> d;
+  d.dQ = g.dQ.cast<double>();
+  d.dK = g.dK.cast<double>();
+  d.dV = g.dV.cast<double>();
+  d.dparams.W = g.dparams.W.cast<double>();
+  d.dparams.W_q = g.dparams.W_q.cast<double>();
+  d.dparams.W_k = g.dparams.W_k.cast<double>();
+  d.dparams.v = g.dparams.v.cast<double>();
+  d.dparams.b = g.dparams.b.cast<double>();
+  d.dparams.w = g.dparams.w.cast<double>();
+  d.drelative = g.drelative.cast<double>();
+  d.dt5_table = g.dt5_table.cast<double>();
+  d.ddense = g.ddense.cast<double>();
+  d.dtemperature = g.dtemperature;
+  return d;
+}
+
+/// The evaluations above for a case in double (Q ... cfg) and in float (the case itself).
+inline std::vector<PerturbedReference> perturbed_references(
+    const qkscope::MatrixD& Q, const qkscope::MatrixD& K, const qkscope::MatrixD& V, const qkscope::MatrixD& dO,
+    const qkscope::ScoreParams<double>& params, const qkscope::AttentionConfig<double>& cfg, const qkscope::Matrix& Qf,
+    const qkscope::Matrix& Kf, const qkscope::Matrix& Vf, const qkscope::Matrix& dOf,
+    const qkscope::ScoreParams<float>& pf, const qkscope::AttentionConfig<float>& cf) {
+  std::vector<PerturbedReference> out;
+  for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull, 0x8CB92BA72F3D8DD7ull}) {
+    Signs s(seed);
+    qkscope::MatrixD q = Q, k = K, v = V, g = dO;
+    qkscope::ScoreParams<double> p = params;
+    qkscope::AttentionConfig<double> c = cfg;
+    move_inputs(q, k, v, g, p, c, s, [](double x, bool up) { return x * (1 + (up ? 1 : -1) * 0x1p-24); });
+    PerturbedReference r;
+    try {
+      r.fwd = qkscope::attention_forward<double>(q, k, v, p, c);
+      r.grads = qkscope::attention_backward<double>(q, k, v, p, c, r.fwd, g);
+      r.ok = true;
+    } catch (const std::invalid_argument&) {
+    }
+    out.push_back(std::move(r));
+  }
+  Signs s(0x2545F4914F6CDD1Dull);
+  qkscope::Matrix q = Qf, k = Kf, v = Vf, g = dOf;
+  qkscope::ScoreParams<float> p = pf;
+  qkscope::AttentionConfig<float> c = cf;
+  move_inputs(q, k, v, g, p, c, s, [](float x, bool up) {
+    if (!std::isfinite(x) || x == 0) return x;  // zeros and non-finite entries stay what they are
+    const float y = std::nextafter(x, (up ? 1.0f : -1.0f) * std::numeric_limits<float>::infinity());
+    return std::isfinite(y) ? y : x;
+  });
+  PerturbedReference r;
   try {
-    out.fwd = qkscope::attention_forward<double>(q, k, v, p, c);
-    out.grads = qkscope::attention_backward<double>(q, k, v, p, c, out.fwd, g);
-    out.ok = true;
+    const auto f = qkscope::attention_forward<float>(q, k, v, p, c);
+    r.grads = grads_as_double(qkscope::attention_backward<float>(q, k, v, p, c, f, g));
+    r.fwd = qktest::result_as<double>(f);
+    r.ok = true;
   } catch (const std::invalid_argument&) {
   }
+  out.push_back(std::move(r));
   return out;
 }
 

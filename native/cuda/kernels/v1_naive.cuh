@@ -1,5 +1,5 @@
 // native/cuda/kernels/v1_naive.cuh — ladder step 1: the textbook three-kernel attention.
-//   v1_logits:  one thread per (i, j):  x_ij = mask ? mods(f(q_i, k_j)) : -inf  -> global (L_q, L_k)
+//   v1_logits:  one thread per (i, j):  z_ij = mask ? mods(f(q_i, k_j)) : -inf  -> global (L_q, L_k)
 //   v1_softmax: one thread per row:     P_i = softmax(x_i), lse_i              (in place)
 //   v1_pv:      one thread per (i, c):  O_ic = sum_j P_ij V_jc
 // Every scoring function (dot family and additive), fp32. Reads each q, k row L times from
@@ -24,7 +24,7 @@ __global__ void v1_logits(FwdParams p) {
     const float* k = static_cast<const float*>(p.k) + h.k + offset_t(j) * p.d;
     float s = 0;
     for (int c = 0; c < p.d; ++c) s = Score::combine(s, q[c], k[c], Score::additive ? p.add_v[c] : 0.f);
-    x = h.mods.logit(s, i, j);
+    x = h.mods.z(s, i, j);  // z = x tau: v1_softmax divides by tau after the row max
   }
   p.scores[(h.row + i) * p.L_k + j] = x;
 }
@@ -36,7 +36,7 @@ __global__ void v1_softmax(FwdParams p) {
   float* row = p.scores + (offset_t(bh) * p.L_q + i) * p.L_k;
   float m = pipeline::neg_inf<float>();
   for (int j = 0; j < p.L_k; ++j) m = pipeline::max_(m, row[j]);
-  pipeline::OnlineSoftmax<float> st;  // one block holding the whole row
+  pipeline::OnlineSoftmax<float> st(head_view(p, bh).mods.inv_tau);  // one block holding the whole row
   st.rescale(m);
   float l = 0;
   for (int j = 0; j < p.L_k; ++j) l += st.p(row[j]);

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(256) v2_softmax(FwdParams p) {
   float* row = p.scores + (offset_t(bh) * p.L_q + i) * p.L_k;
   float m = pipeline::neg_inf<float>();
   for (int j = lane; j < p.L_k; j += 32) m = pipeline::max_(m, row[j]);
-  pipeline::OnlineSoftmax<float> st;
+  pipeline::OnlineSoftmax<float> st(head_view(p, bh).mods.inv_tau);
   st.rescale(group_max<32>(m));
   float l = 0;
   for (int j = lane; j < p.L_k; j += 32) l += st.p(row[j]);

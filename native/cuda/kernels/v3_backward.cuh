@@ -1,6 +1,6 @@
 // native/cuda/kernels/v3_backward.cuh — backward of the flash forward (fp32, dot family),
 // FlashAttention-2 style (Dao 2023, Alg. 2): P is recomputed from the saved logsumexp,
-//   P = e^{x - lse},  D_i = sum_c dO_ic O_ic,  dx = P (dO V^T - D),  draw = pipeline::grad_raw(dx)
+//   P = e^{(z - lse tau) / tau},  D_i = sum_c dO_ic O_ic,  dx = P (dO V^T - D),  draw = pipeline::grad_raw(dx)
 //   dV = P^T dO,  dK = draw^T Q,  dQ = draw K.
 // Three kernels, no atomics, deterministic:
 //   v3_bwd_delta: one thread per row computes D (in dP's summation order).
@@ -82,8 +82,7 @@ QK_DEVICE void p_and_ds(const pipeline::Logits<float>& lg, pipeline::BlockKind k
     QK_UNROLL
     for (int n = 0; n < 4; ++n) {
       const int cc = tx + 16 * n;
-      const float x = lg(s[r][n], i0 + rr, j0 + cc, kind);
-      const float pr = pipeline::exp_(x - shift_s[rr]);
+      const float pr = lg.weight(lg(s[r][n], i0 + rr, j0 + cc, kind), shift_s[rr]);
       if (Ps) Ps[rr * LDP + cc] = pr;
       dSs[rr * LDP + cc] = lg.mods.grad_raw(pipeline::softmax_grad(pr, dp[r][n], D_s[rr]), s[r][n]);
     }
@@ -131,7 +130,7 @@ __global__ void __launch_bounds__(256, 1) v3_bwd_dkdv(BwdParams bp) {
       bwd::load_tile(dOs, ldv, bp.dout + h.o, i0, BR, p.L_q, dv, tid);
       if (tid < BR) {
         const bool in = i0 + tid < p.L_q;
-        shift_s[tid] = in ? pipeline::recompute_shift(p.lse[h.row + i0 + tid]) : pipeline::pos_inf<float>();
+        shift_s[tid] = in ? lg.shift_of(p.lse[h.row + i0 + tid]) : pipeline::pos_inf<float>();
         D_s[tid] = in ? bp.delta[h.row + i0 + tid] : 0.f;
       }
       __syncthreads();
@@ -181,7 +180,7 @@ __global__ void __launch_bounds__(256, 1) v3_bwd_dq(BwdParams bp) {
   bwd::load_tile(dOs, ldv, bp.dout + h.o, i0, BR, p.L_q, dv, tid);
   if (tid < BR) {
     const bool in = i0 + tid < p.L_q;
-    shift_s[tid] = in ? pipeline::recompute_shift(p.lse[h.row + i0 + tid]) : pipeline::pos_inf<float>();
+    shift_s[tid] = in ? lg.shift_of(p.lse[h.row + i0 + tid]) : pipeline::pos_inf<float>();
     D_s[tid] = in ? bp.delta[h.row + i0 + tid] : 0.f;
   }
   const int ii = tid / 4, c0 = tid % 4;  // this thread's row and first column

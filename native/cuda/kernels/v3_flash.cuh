@@ -2,8 +2,8 @@
 // One block of 256 threads per (query block of BR = 16 RM rows, head); key blocks of 64:
 //   for each key block the band allows (BlockClassifier::key_blocks), skipping empty ones:
 //     S = Q K^T (additive: sum_h v_h tanh(A_ih + B_jh), d_h streamed in chunks of 32)
-//     x = pipeline::Logits(S);  m, l, acc updated by pipeline::OnlineSoftmax;  acc += P V
-//   O = acc / l,  lse = m + log l   (saved for the backward, FlashAttention-2 style)
+//     z = pipeline::Logits(S);  m, l, acc updated by pipeline::OnlineSoftmax;  acc += P V
+//   O = acc / l,  lse = m / tau + log l   (saved for the backward, FlashAttention-2 style)
 // Never stores the (L_q, L_k) matrix, nor the additive (L_q, L_k, d_h) tanh tensor.
 // Threads form a 16 x 16 grid: thread (ty, tx) owns rows ty*RM + r and keys tx + 16 n of the
 // score tile, and output columns tx + 16 c; a row's 16 owners are one half-warp, so row
@@ -56,6 +56,8 @@ __global__ void __launch_bounds__(256, DV == 64 ? 2 : 1) v3_forward(FwdParams p)
     }
 
   pipeline::OnlineSoftmax<float> st[RM];
+  QK_UNROLL
+  for (int r = 0; r < RM; ++r) st[r] = pipeline::OnlineSoftmax<float>(h.mods.inv_tau);
   float acc[RM][VN];
   QK_UNROLL
   for (int r = 0; r < RM; ++r)

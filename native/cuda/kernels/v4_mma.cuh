@@ -98,7 +98,8 @@ struct MmaFlash {
   float acc[ND][4];
   pipeline::OnlineSoftmax<float> st[2];  // rows g and g + 8 of the warp's 16
 
-  QK_DEVICE void init() {
+  QK_DEVICE void init(float inv_tau) {
+    st[0] = st[1] = pipeline::OnlineSoftmax<float>(inv_tau);
     QK_UNROLL
     for (int n = 0; n < ND; ++n)
       QK_UNROLL
@@ -230,7 +231,7 @@ __global__ void __launch_bounds__(128) v4_forward(FwdParams p) {
   load_tile_e<E, D>(Qs, static_cast<const E*>(p.q) + h.q, i0, BR, p.L_q, p.d, tid);
   __syncthreads();
   MmaFlash<E, D> f;
-  f.init();
+  f.init(h.mods.inv_tau);
   f.load_q(Qs, warp, g, t);
   const pipeline::Range kbs = bc.key_blocks(qb);
   for (int kb = kbs.begin; kb < kbs.end; ++kb) {

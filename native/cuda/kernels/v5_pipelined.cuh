@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(128) v5_forward(FwdParams p) {
   }
   cp_async_commit();
   MmaFlash<E, D> f;
-  f.init();
+  f.init(h.mods.inv_tau);
   bool have_q = false;
   for (int stage = 0; cur < kbs.end; stage ^= 1) {
     const int nxt = next_block(cur);

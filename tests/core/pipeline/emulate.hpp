@@ -39,7 +39,7 @@ EmuForward<T> flash_forward(const RawFn<T>& raw, const T* V, int d_v, const Logi
   r.lse.assign(std::size_t(m.L_q), T(0));
   for (int qb = 0; qb < bc.num_q_blocks(); ++qb) {
     const int i0 = qb * bc.Br;
-    std::vector<OnlineSoftmax<T>> st(std::size_t(bc.Br));
+    std::vector<OnlineSoftmax<T>> st(std::size_t(bc.Br), OnlineSoftmax<T>(lg.mods.inv_tau));
     std::vector<T> acc(std::size_t(bc.Br) * d_v, T(0)), x(std::size_t(bc.Bc));
     const Range kbs = bc.key_blocks(qb);
     for (int kb = kbs.begin; kb < kbs.end; ++kb) {
@@ -108,8 +108,7 @@ EmuGrads<T> flash_backward(const T* Qs, const T* Ks, int d, const T* V, int d_v,
   auto entry = [&](int i, int j, BlockKind kind, T* p_out) {
     if (i >= m.L_q || j >= m.L_k) { *p_out = 0; return T(0); }
     const T s = raw(i, j);
-    const T x = lg(s, i, j, kind);
-    const T p = exp_(x - recompute_shift(lse[i]));
+    const T p = lg.weight(lg(s, i, j, kind), lg.shift_of(lse[i]));
     T dp = 0;
     for (int e = 0; e < d_v; ++e) dp += dO[offset_t(i) * d_v + e] * V[offset_t(j) * d_v + e];
     *p_out = p;

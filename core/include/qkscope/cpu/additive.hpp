@@ -10,7 +10,9 @@
 // d tanh / d ln(p) = (1 - t^2) / 2 <= 1/2, so |error| stays ~1e-7 for every input
 // (NOTES.md step 2: measured max 1.5e-7 vs tanh in double on a dense grid). When some
 // |A| or |B| exceeds 0.45 ln(max T) (~40 in float) e^{2x} would leave the range, and the
-// call uses the direct form tanh(A_ih + B_jh) (Eigen's vectorised tanh) instead.
+// call uses the direct form tanh(A_ih + B_jh) (Eigen's vectorised tanh) instead; so does a
+// call whose arguments are all small at a small tau, where the fused form's absolute error
+// would pass the core's (fused_tanh_accurate).
 // Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r):
 //   dA_ih = v_h sum_j dS_ij (1 - t^2),  dB_jh = v_h sum_i dS_ij (1 - t^2),
 //   dv_h = sum_ij dS_ij t_ijh.
@@ -222,16 +224,41 @@ struct AdditiveScorer {
   }
 };
 
+/// Is the fused tanh accurate enough for logits scaled by logit_gain = |scale| / tau? Its
+/// error is absolute, ~1.5e-7 per tanh whatever the argument (NOTES.md step 2); the direct
+/// tanh's is about eps (|t| + |a + b|) <= eps min(1, |a| + |b|) times a small constant. Where
+/// the arguments are small the fused error is many times the core's, and a small tau
+/// amplifies both: additive at tau = 1e-4 on inputs near 1e-8 had a logsumexp 6e-5 off where
+/// the rule allows 1e-6 (fuzzer; a reviewer's checker found the same family). Fused when its
+/// error, summed over h with |v_h| and times logit_gain, stays a quarter of the rule's floor
+/// (1e-6), or within 1.5 times the direct form's bound (the rule allows twice the core's).
+template <class T>
+bool fused_tanh_accurate(const score::AdditiveForm<T>& f, double logit_gain) {
+  const double eps = double(std::numeric_limits<T>::epsilon());
+  const Eigen::Index dh = f.v.size();
+  if (dh == 0 || f.a.rows() == 0 || f.b.rows() == 0) return true;
+  const Eigen::VectorXd amax = f.a.cwiseAbs().colwise().maxCoeff().transpose().template cast<double>(),
+                        bmax = f.b.cwiseAbs().colwise().maxCoeff().transpose().template cast<double>();
+  double fused = 0, direct = 0;
+  for (Eigen::Index h = 0; h < dh; ++h) {
+    const double vh = std::abs(double(f.v(h)));
+    fused += 1.3 * eps * vh;
+    direct += eps * vh * std::min(1.0, amax(h) + bmax(h));
+  }
+  return fused * logit_gain <= 2.5e-7 || fused <= 1.5 * direct;
+}
+
 /// The exponentials of the fused form that the scorer points into (once per call).
 template <class T>
 struct AdditiveInputs {
   Mat<T> EA, EB, EBt;
-  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f) {
+  /// logit_gain = |scale| / tau of the call (fused_tanh_accurate).
+  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain) {
     const Mat<T>&A = f.a, &B = f.b;
     const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
     const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&
                           (B.size() == 0 || B.cwiseAbs().maxCoeff() <= limit);
-    if (!in_range) return {&A, &B, &f.v, nullptr, nullptr, nullptr};
+    if (!in_range || !fused_tanh_accurate(f, logit_gain)) return {&A, &B, &f.v, nullptr, nullptr, nullptr};
     EA = (T(2) * A).array().exp();
     EB = (T(2) * B).array().exp();
     EBt = EB.transpose();

@@ -76,13 +76,15 @@ std::vector<SeparableScorer<T>> scorers_of(const std::vector<score::SeparableFor
   for (const auto& x : f) sc.push_back({&x.a, &x.c});
   return sc;
 }
-/// Additive: also the exponentials of the fused tanh (additive.hpp), kept in `in`.
+/// Additive: also the exponentials of the fused tanh (additive.hpp), kept in `in`;
+/// logit_gain = |scale| / tau picks the fused or the direct tanh.
 template <class T>
 std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<T>>& f,
-                                          const std::vector<HeadInputs<T>>&, std::vector<AdditiveInputs<T>>& in) {
+                                          const std::vector<HeadInputs<T>>&, std::vector<AdditiveInputs<T>>& in,
+                                          double logit_gain) {
   in.resize(f.size());
   std::vector<AdditiveScorer<T>> sc;
-  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back(in[n].prepare(f[n]));
+  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back(in[n].prepare(f[n], logit_gain));
   return sc;
 }
 
@@ -90,10 +92,10 @@ std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<
 /// registry: the score's prepare hook gives each head's form. finish(n, g, out) maps head
 /// n's kernel gradients back to its Q, K and the score parameters (prepared_backward).
 /// Returns false, without calling fn, when fold_ok(bound) is false for some head's form
-/// (its logits / tau may leave T's range: detail/logit_range.hpp).
+/// (its logits / tau may leave T's range: detail/logit_range.hpp). logit_gain = |scale| / tau.
 template <class T, class Ok, class Fn>
 bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, const std::string& score,
-                  Ok&& fold_ok, Fn&& fn) {
+                  double logit_gain, Ok&& fold_ok, Fn&& fn) {
   bool ran = false;
   visit_score(score, [&](auto f) {
     using F = decltype(f);
@@ -114,7 +116,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     };
     if constexpr (std::is_same_v<Form, score::AdditiveForm<T>>) {
       std::vector<AdditiveInputs<T>> in;
-      fn(scorers_of(forms, h, in), finish);
+      fn(scorers_of(forms, h, in, logit_gain), finish);
     } else {
       fn(scorers_of(forms, h), finish);
     }
@@ -188,7 +190,8 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
   std::vector<const Mat<T>*> V;
   for (const auto& h : heads) V.push_back(h.V);
   double rounding = 0;
-  const bool ran = detail::with_scorers(heads, params, cfg.score, detail::fold_check(scale, cfg, mask, &rounding),
+  const bool ran = detail::with_scorers(heads, params, cfg.score, std::abs(scale) / cfg.temperature,
+                                       detail::fold_check(scale, cfg, mask, &rounding),
                                        [&](const auto& sc, auto&&) { detail::flash_forward(sc, ops, V, mask.L_q, opt, r); });
   if (!ran) return core_forward();
   for (auto& x : r) {
@@ -252,7 +255,18 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
     V.push_back(heads[n].V);
   }
   const TileOps<T> ops(mask, scale, cfg.temperature, cfg.bias);
-  const bool ran = with_scorers(heads, params, cfg.score, fold_check(scale, cfg, mask), [&](const auto& sc, auto&& finish) {
+  double max_dO = 0, max_v = 0;
+  for (std::size_t n = 0; n < heads.size(); ++n) {
+    max_dO = std::max(max_dO, qkscope::detail::max_row_norm(*dO[n]));
+    max_v = std::max(max_v, qkscope::detail::max_row_norm(*V[n]));
+  }
+  // The forward's predicate, and gradients that cannot overflow (else the core decides).
+  auto fits = [&, fold = fold_check(scale, cfg, mask)](const qkscope::detail::FormBound& b) {
+    return fold(b) && qkscope::detail::grads_fit(b, scale, cfg.temperature, max_dO, max_v, mask.L_q,
+                                                 double(std::numeric_limits<T>::max()));
+  };
+  const bool ran = with_scorers(heads, params, cfg.score, std::abs(scale) / cfg.temperature, fits,
+                                [&](const auto& sc, auto&& finish) {
     std::vector<FlashGrads<T>> g(heads.size());
     flash_backward(sc, ops, V, fwd, dO, mask.L_q, mask.L_k, opt, g);
     for (std::size_t n = 0; n < heads.size(); ++n) {

@@ -45,6 +45,28 @@ concept QueryScalable = requires(const Scorer& s, Mat<T>& Qt, TileRef<T> S) {
   s.scores_from(Qt, Eigen::Index{}, Eigen::Index{}, S);
 };
 
+/// Without modifiers, scales query tile [i0, i0 + bq) by scale / tau once (into Qt), so every
+/// key block is one GEMM: true when it did. Not when a scaled entry would fall below T's
+/// smallest normal number: such an entry keeps only a few digits (scale 1e-40 turned
+/// q = -0.519 into -5.19e-41, 2.7e-5 relative off, and dL/dtau came out 1.6e-5 off: fuzzer
+/// seed 3) or none (q = -5.2e-6 became 0, and dL/dtau 0 instead of 4e25), so that tile
+/// scales its scores instead, as the core does. The forward and the
+/// backward ask the same question of the same tile, so both form the logits alike.
+template <class T, class Scorer>
+bool prescale_queries(const Scorer& sc, const TileOps<T>& ops, Eigen::Index i0, Eigen::Index bq, Mat<T>& Qt) {
+  if constexpr (QueryScalable<Scorer, T>) {
+    if (!ops.plain()) return false;
+    sc.scale_queries(i0, bq, ops.z_factor(), Qt);
+    const auto tiny = Qt.array().abs() < std::numeric_limits<T>::min();
+    if (!tiny.any()) return true;
+    Mat<T> q;  // zeros are fine; a nonzero entry that became subnormal or 0 is not
+    sc.scale_queries(i0, bq, T(1), q);
+    return !(tiny && (q.array() != T(0))).any();
+  } else {
+    return false;
+  }
+}
+
 /// Per-thread buffers of the forward, reused across work items.
 template <class T>
 struct ForwardScratch {
@@ -61,13 +83,7 @@ void forward_tile(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, Eige
   const pipeline::Mask& mask = ops.mask;
   const bool general = ops.general();
   const T factor = ops.z_factor(), inv_tau = ops.inv_tau();
-  bool prescaled = false;
-  if constexpr (QueryScalable<Scorer, T>) {
-    if (ops.plain()) {
-      sc.scale_queries(i0, bq, factor, w.Qt);
-      prescaled = true;
-    }
-  }
+  const bool prescaled = prescale_queries(sc, ops, i0, bq, w.Qt);
   w.acc.setZero(bq, V.cols());
   w.m.setConstant(bq, ninf);
   w.l.setZero(bq);

@@ -37,7 +37,7 @@ struct BackwardScratch {
   Vec<T> s, x, p, dx, tmp, lo;  // (bq * bk) storage of S, logits, P, dP / dx; one row (tmp, lo)
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
-  std::vector<double> rows;  // per query row: sum P (dP - b), sum P, b (RowShift)
+  std::vector<double> rows;  // per query row: sum of the divided P, sum P, b (RowShift)
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
@@ -58,16 +58,30 @@ struct RowShift {
 };
 
 /// dx = P (dP - D) in place of dP, then through the modifiers to dL/draw (S: the raw scores).
+/// dpos (the relative table's 2R+1 entries, then the T5 table's) gathers dz = dx / tau in
+/// double from dx before it is rounded to T: a table entry read by every pair of a row has
+/// the gradient sum_j dz_ij = 0 exactly, and summing float dz of size 1e3 (tau = 1e-3) left
+/// 6e-5 where the rule allows 1e-6 (fuzzer finding).
 template <class T>
 void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index j0,
                  const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
-                 T* drel, Mat<T>* ddense) {
-  for (Eigen::Index r = 0; r < dX.rows(); ++r)
-    dX.row(r) = (P.row(r).template cast<double>().array() *
-                 ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r)))
-                    .template cast<T>()
-                    .matrix();
-  ops.backward(dX, S, i0, j0, drel, ddense);
+                 double* dpos, Mat<T>* ddense) {
+  const auto& m = ops.mods;
+  const bool positional = dpos && (m.relative || m.t5);
+  const double inv_tau = double(m.inv_tau);
+  for (Eigen::Index r = 0; r < dX.rows(); ++r) {
+    const Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
+                                  ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
+    if (positional)
+      for (Eigen::Index c = 0; c < dx.size(); ++c) {
+        const int i = int(i0 + r), j = int(j0 + c);
+        const double dz = dx(c) * inv_tau;
+        if (m.relative) dpos[m.relative_index(i, j)] += dz;
+        if (m.t5) dpos[(m.relative ? 2 * m.R + 1 : 0) + m.t5_index(i, j)] += dz;
+      }
+    dX.row(r) = dx.template cast<T>();
+  }
+  ops.backward(dX, S, i0, j0, nullptr, ddense);
 }
 
 /// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx), and P
@@ -75,7 +89,7 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
 template <class T, class Scorer>
 bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const Mat<T>& dO,
                const Vec<T>& lse, const RowShift* D, const Eigen::VectorXd* inv_sum, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
-               Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<T>* drel,
+               Eigen::Index bk, BackwardScratch<T>& w, double* drel,
                std::type_identity_t<Mat<T>>* ddense, double* rows) {
   const pipeline::Mask& mask = ops.mask;
   if (classify_tile(mask, i0, i0 + bq, j0, j0 + bk) == pipeline::BlockKind::empty) return false;
@@ -87,15 +101,9 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
   // The logits exactly as the forward computed them (flash.hpp: without modifiers the query
   // tile is scaled first), so that P = exp(x - lse) is consistent with the saved lse. S (the
   // raw scores) is only read back through the modifiers, i.e. when there are some.
-  bool prescaled = false;
-  if constexpr (QueryScalable<Scorer, T>) {
-    if (ops.plain()) {
-      sc.scale_queries(i0, bq, ops.z_factor(), w.Qt);
-      sc.scores_from(w.Qt, j0, bk, X);
-      prescaled = true;
-    }
-  }
-  if (!prescaled) {
+  if (prescale_queries(sc, ops, i0, bq, w.Qt)) {
+    if constexpr (QueryScalable<Scorer, T>) sc.scores_from(w.Qt, j0, bk, X);
+  } else {
     sc.scores(i0, bq, j0, bk, S);
     X = S;
     if (!ops.plain() || ops.z_factor() != T(1)) ops.z(X, i0, j0);
@@ -116,7 +124,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
-  if (rows) {  // per-row sums c = sum P (dP - b) and s = sum P, for D = b + c / s (RowShift)
+  if (rows) {  // per row: s = sum P (for the division) and b (RowShift)
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
       if (lo >= hi || lse(i0 + r) == ninf) continue;
@@ -126,10 +134,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
         if (c == hi) continue;  // no weight in this tile yet: it adds nothing to either sum
         rows[3 * r + 2] = double(dX(r, c));
       }
-      const auto p = P.row(r).segment(lo, hi - lo).template cast<double>().array();
-      const auto dp = dX.row(r).segment(lo, hi - lo).template cast<double>().array() - rows[3 * r + 2];
-      rows[3 * r] += (p * dp).sum();
-      rows[3 * r + 1] += p.sum();
+      rows[3 * r + 1] += P.row(r).segment(lo, hi - lo).template cast<double>().sum();
     }
   }
   if (D) finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense);
@@ -151,7 +156,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   std::vector<RowShift> D(heads);
   std::vector<Eigen::VectorXd> inv_sum(heads);
   std::vector<Vec<T>> lse(heads);
-  std::vector<Mat<T>> rel_part(heads), extra_part(heads);
+  std::vector<Mat<double>> rel_part(heads);  // in double: finish_tile
+  std::vector<Mat<T>> extra_part(heads);
   std::vector<double> dtau_part(heads * nq, 0.0);
   for (Eigen::Index n = 0; n < heads; ++n) {
     D[n].base = Eigen::VectorXd::Zero(L_q);  // filled by pass B
@@ -162,7 +168,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     g[n].dKs.resize(L_k, scorers[n].k_width());
     g[n].dV.resize(L_k, V[n]->cols());
     if (ops.mods.dense) g[n].ddense = Mat<T>::Zero(L_q, L_k);
-    rel_part[n] = Mat<T>::Zero(nk, n_pos);  // per key tile: relative table, then T5 table
+    rel_part[n] = Mat<double>::Zero(nk, n_pos);  // per key tile: relative table, then T5 table
     extra_part[n] = Mat<T>::Zero(nk, n_extra);
   }
   // Pass B: (head, query tile) items own D, dQ and the temperature partial sums. First P and
@@ -190,10 +196,34 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       w.rowP.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.p.data(), bq, bk);
       w.rowdX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk);
     }
-    for (Eigen::Index r = 0; r < bq; ++r) {  // D_i = sum P dP / sum P (0 for a fully masked row)
-      const double c = w.rows[3 * r], sum = w.rows[3 * r + 1];
-      D[n].base(i0 + r) = sum > 0 ? w.rows[3 * r + 2] : 0.0;
-      D[n].centred(i0 + r) = sum > 0 ? c / sum : 0.0;
+    // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
+    // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
+    // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum,
+    // rounded to T (the same bits in both passes).
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      const double sum = w.rows[3 * r + 1];
+      inv_sum[n](i0 + r) = sum > 0 ? 1.0 / sum : 0.0;
+      if (sum > 0) w.rowP.row(r) *= T(1.0 / sum);
+    }
+    // D_i = b_i + c_i from that very P (0 for a fully masked row): then sum_j dx_ij =
+    // sum_j P_ij (dP_ij - D_i) is 0 up to double's rounding, and so are the gradients of a bias
+    // entry every pair of a row reads (a relative table of one entry at tau = 1e-3 got 5e-5
+    // where the right value is 0, when D came from P before its division: fuzzer finding).
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      const double b = w.rows[3 * r + 2];
+      double c = 0, s = 0;
+      if (w.rows[3 * r + 1] > 0)
+        for (const Eigen::Index j0 : blocks)
+          for (Eigen::Index k = j0, e = std::min(j0 + opt.block_k, L_k); k < e; ++k) {
+            const double p = double(w.rowP(r, k));
+            if (p > 0) {
+              c += p * (double(w.rowdX(r, k)) - b);
+              s += p;
+            }
+          }
+      D[n].base(i0 + r) = s > 0 ? b : 0.0;
+      D[n].centred(i0 + r) = s > 0 ? c / s : 0.0;
+      w.rows[3 * r] = s;  // the row's sum of P, for dL/dtau
     }
     // dL/dtau = -(1/tau) sum_ij p^_ij (dP_ij - D_i) (x_ij - x0_i), p^ = P / sum_j P_ij, for
     // any per-row shift x0 (sum_j p^_ij (dP_ij - D_i) = 0): the core's form, with dP - D formed
@@ -203,7 +233,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     // logits nearly equal: a tiny scale gave dtau 0 instead of 4e-3, fuzzer finding.)
     double acc = 0;
     for (Eigen::Index r = 0; r < bq; ++r) {
-      const double sum = w.rows[3 * r + 1];
+      const double sum = w.rows[3 * r];
       if (!(sum > 0)) continue;  // fully masked row
       double x0 = -std::numeric_limits<double>::infinity();
       for (const Eigen::Index j0 : blocks)
@@ -218,14 +248,6 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       acc += row / sum;
     }
     dtau_part[item] = -acc / double(ops.tau);
-    // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
-    // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
-    // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum.
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const double sum = w.rows[3 * r + 1];
-      inv_sum[n](i0 + r) = sum > 0 ? 1.0 / sum : 0.0;
-      if (sum > 0) w.rowP.row(r) *= T(1.0 / sum);
-    }
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
@@ -259,7 +281,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   // Reductions in tile order: independent of the thread count.
   for (Eigen::Index n = 0; n < heads; ++n) {
     g[n].extra = Vec<T>::Zero(n_extra);
-    const Vec<T> pos = rel_part[n].colwise().sum().transpose();  // in tile order
+    const Vec<T> pos = rel_part[n].colwise().sum().transpose().template cast<T>();  // in tile order
     if (n_rel) g[n].drelative = pos.head(n_rel);
     if (n_t5) g[n].dt5_table = pos.tail(n_t5);
     for (Eigen::Index t = 0; t < nk; ++t)

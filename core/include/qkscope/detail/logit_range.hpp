@@ -29,6 +29,7 @@ namespace qkscope::detail {
 struct FormBound {
   double raw = 0, rows = 0;
   double cancellation = 0;  // DotForm::cancellation
+  double grad_gain = 1;     // DotForm::grad_gain
 };
 
 /// Largest row norm of X in double (0 for an empty matrix; inf when X holds inf or NaN).
@@ -52,18 +53,20 @@ FormBound dot_rows_bound(const Mat<T>& q, const Mat<T>& k) {
   return {a * b, std::max(a, b)};
 }
 /// S_ij = sum_h v_h tanh(a_ih + b_jh): |S| <= |v|_1; the tanh arguments must be finite.
+/// rows = |v|_1 bounds the gradients' factor v_h (grads_fit).
 template <class T>
 FormBound additive_bound(const Mat<T>& a, const Mat<T>& b, const Vec<T>& v) {
   const double proj = max_abs(a) + max_abs(b);
   const double v1 = v.array().isFinite().all() ? double(v.template cast<double>().template lpNorm<1>())
                                                : std::numeric_limits<double>::infinity();
-  return {std::max(v1, proj), 0.0};
+  return {std::max(v1, proj), v1};
 }
 
 template <class T>
 FormBound form_bound(const score::DotForm<T>& f, const Mat<T>& Q, const Mat<T>& K) {
   FormBound b = dot_rows_bound(f.q_or(Q), f.k_or(K));
   b.cancellation = f.cancellation;
+  b.grad_gain = f.grad_gain;
   return b;
 }
 template <class T>
@@ -113,6 +116,25 @@ bool logits_fold_safe(const FormBound& fb, double scale, double temperature, con
   // 1e-6 relative; ordinary inputs stay near 1e-6, keys clustered at +-10 reach 7e-5).
   const double rounding = cancellation_rounding<T>(fb, scale, temperature);
   return s < limit && s * inv_tau < limit && fold < limit && !(rounding > 1e-5);
+}
+
+/// May a fast path run the backward of a form that enlarges its gradients on the way back
+/// (grad_gain > 1: a cosine row near or under the norm floor, dK = dxhat / 1e-8)? There,
+/// where terms of dxhat cancel, one rounding decides whether the gradient overflows: two
+/// terms of 2.8e37 cancelled exactly, the core's float rounding overflowed and the tiled
+/// path's did not (fuzzer finding, docs/RELIABILITY.md). With g = max|dO_i| max|v_j| (row
+/// norms), |dP| <= g, |dP - D| <= 2 g, so |dS_ij| <= 2 g P_ij |scale| / tau and the form's
+/// gradients are at most 2 g |scale| / tau times its largest row (times L_q for dk, a sum
+/// over queries), times grad_gain. True when that bound stays below max(T) / 16 (neither
+/// path can overflow) or the form has no gain; otherwise the fast path hands the backward to
+/// the core, so the two agree. (The bound is loose by far for one-hot rows, which is why
+/// forms without a gain are not held to it.)
+inline bool grads_fit(const FormBound& fb, double scale, double temperature, double max_dO, double max_v,
+                      Eigen::Index L_q, double limit) {
+  if (!(fb.grad_gain > 1)) return true;
+  const double bound = fb.grad_gain * 2 * max_dO * max_v * std::abs(scale) / temperature *
+                       std::max(fb.rows, 1.0) * double(std::max<Eigen::Index>(L_q, 1));
+  return bound < limit / 16;
 }
 
 /// Kernels that keep the output unnormalised until the end (acc = sum_j e^(x_j - m) v_j,

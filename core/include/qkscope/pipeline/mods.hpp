@@ -18,6 +18,7 @@
 
 #include "qkscope/bias/t5_buckets.hpp"
 #include "qkscope/pipeline/mask.hpp"
+#include "qkscope/pipeline/softmax.hpp"
 
 namespace qkscope::pipeline {
 
@@ -97,8 +98,10 @@ struct ScoreMods {
   }
 };
 
-/// Mask and modifiers together: the logit of entry (i, j) of a block of kind `kind`,
-/// -inf where masked or outside (L_q, L_k) (block padding). Full blocks skip the test.
+/// Mask and modifiers together: z = x tau of entry (i, j) of a block of kind `kind` (the
+/// logit before the division by tau, which the online softmax applies after subtracting the
+/// row maximum: softmax.hpp), -inf where masked or outside (L_q, L_k) (block padding). Full
+/// blocks skip the test.
 template <class T>
 struct Logits {
   Mask mask;
@@ -106,8 +109,12 @@ struct Logits {
 
   QKSCOPE_HOST_DEVICE T operator()(T raw, int i, int j, BlockKind kind) const {
     if (kind != BlockKind::full && !(i < mask.L_q && j < mask.L_k && mask(i, j))) return neg_inf<T>();
-    return mods.logit(raw, i, j);
+    return mods.z(raw, i, j);
   }
+  /// The backward's P of value z from its row's shift (recompute_shift(lse, mods.inv_tau)).
+  QKSCOPE_HOST_DEVICE T weight(T z, T shift) const { return exp_((z - shift) * mods.inv_tau); }
+  /// recompute_shift of a saved logsumexp, in z.
+  QKSCOPE_HOST_DEVICE T shift_of(T lse) const { return recompute_shift(lse, mods.inv_tau); }
 };
 
 }  // namespace qkscope::pipeline

@@ -1,11 +1,16 @@
 // qkscope/pipeline/softmax.hpp — the online softmax of one query row, visited one key block
-// at a time (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022, Alg. 1):
-//   m' = max(m, max_j x_j);  alpha = e^{m - m'};  l' = alpha l + sum_j e^{x_j - m'};
-//   acc' = alpha acc + sum_j e^{x_j - m'} v_j;   O = acc / l,  lse = m + log l.
+// at a time (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022, Alg. 1), on the
+// values z = x tau that pipeline::Logits returns (the logit before the division by tau):
+//   m' = max(m, max_j z_j);  alpha = e^{(m - m') / tau};  l' = alpha l + sum_j e^{(z_j - m') / tau};
+//   acc' = alpha acc + sum_j e^{(z_j - m') / tau} v_j;   O = acc / l,  lse = m / tau + log l.
+// The row maximum is subtracted before dividing by tau, as the core and the CPU tiled kernels
+// do (FlashAttention-2 gets the same from one FMA, x scale - m scale): folding 1 / tau into the
+// logits first rounds each to eps |x|, which for close keys at a small tau is the whole
+// difference between them (tau 9.4e-4, logits near -2189: output 1.3e-5 off; fuzzer).
 // A row that has seen only -inf keeps m = -inf: it shifts by 0 instead (e^{-inf - 0} = 0,
 // never -inf - -inf = NaN), and finishes with O = 0 and lse = -inf (attention.hpp's rule).
 // Backward recomputes P from the saved lse (FlashAttention-2, Dao 2023, Alg. 2):
-//   P_ij = e^{x_ij - lse_i},  D_i = sum_c dO_ic O_ic,  dx_ij = P_ij (dP_ij - D_i).
+//   P_ij = e^{(z_ij - lse_i tau) / tau},  D_i = sum_c dO_ic O_ic,  dx_ij = P_ij (dP_ij - D_i).
 // A fully masked row (lse = -inf) shifts by +inf so that every P_ij is exactly 0.
 #pragma once
 
@@ -16,29 +21,33 @@ namespace qkscope::pipeline {
 
 template <class T>
 struct OnlineSoftmax {
-  T m = neg_inf<T>();  // running max of the logits seen so far
-  T l = 0;             // running sum of e^{x - shift}
+  T m = neg_inf<T>();  // running max of the values z seen so far
+  T l = 0;             // running sum of e^{(z - shift) / tau}
   T shift = 0;         // m, or 0 while m = -inf
+  T inv_tau = 1;       // 1 / tau (ScoreMods::inv_tau)
 
-  /// Starts a key block whose largest logit in this row is `block_max`: updates m and l
+  OnlineSoftmax() = default;
+  QKSCOPE_HOST_DEVICE explicit OnlineSoftmax(T inverse_tau) : inv_tau(inverse_tau) {}
+
+  /// Starts a key block whose largest z in this row is `block_max`: updates m and l
   /// and returns alpha, the factor the row's accumulator must be multiplied by.
   /// The block's weights are taken relative to the merged max (merge_scales, the step of
   /// merge_attention_states), so only the running state needs its factor.
   QKSCOPE_HOST_DEVICE T rescale(T block_max) {
-    const MergeScales<T> ms = merge_scales(m, block_max);  // m = -inf: alpha 0 (acc, l are 0)
+    const MergeScales<T> ms = merge_scales(m, block_max, inv_tau);  // m = -inf: alpha 0 (acc, l are 0)
     m = ms.m;
     shift = m == neg_inf<T>() ? T(0) : m;
     l *= ms.alpha_a;
     return ms.alpha_a;
   }
-  /// Unnormalised weight of logit x in the current block (0 for x = -inf).
-  QKSCOPE_HOST_DEVICE T p(T x) const { return exp_(x - shift); }
+  /// Unnormalised weight of value z in the current block (0 for z = -inf).
+  QKSCOPE_HOST_DEVICE T p(T z) const { return exp_((z - shift) * inv_tau); }
   /// Adds the block's row sum of p.
   QKSCOPE_HOST_DEVICE void add(T rowsum) { l += rowsum; }
   /// Merges another partial state of the same row (split-K, or threads that each saw part
   /// of the row): both states are expressed relative to the larger max.
   QKSCOPE_HOST_DEVICE void merge(const OnlineSoftmax& o, T* alpha_self, T* alpha_other) {
-    const MergeScales<T> ms = merge_scales(m, o.m);
+    const MergeScales<T> ms = merge_scales(m, o.m, inv_tau);
     *alpha_self = ms.alpha_a;
     *alpha_other = ms.alpha_b;
     l = l * ms.alpha_a + o.l * ms.alpha_b;
@@ -47,15 +56,16 @@ struct OnlineSoftmax {
   }
   /// 1 / l, or 0 for a row with no visible key (output 0).
   QKSCOPE_HOST_DEVICE T inv_l() const { return l > T(0) ? T(1) / l : T(0); }
-  /// log sum_j e^{x_j}; -inf for a fully masked row.
-  QKSCOPE_HOST_DEVICE T logsumexp() const { return l > T(0) ? m + log_(l) : neg_inf<T>(); }
+  /// log sum_j e^{x_j} (x = z / tau); -inf for a fully masked row.
+  QKSCOPE_HOST_DEVICE T logsumexp() const { return l > T(0) ? m * inv_tau + log_(l) : neg_inf<T>(); }
 };
 
-/// The shift that recomputes P from a saved logsumexp: P = e^{x - shift}, all 0 when the
-/// row was fully masked.
+/// The shift (in z) that recomputes P from a saved logsumexp: P = e^{(z - shift) / tau},
+/// all 0 when the row was fully masked. Its rounding, about eps |lse| in the exponent, is
+/// the same for the whole row.
 template <class T>
-QKSCOPE_HOST_DEVICE inline T recompute_shift(T lse) {
-  return lse == neg_inf<T>() ? pos_inf<T>() : lse;
+QKSCOPE_HOST_DEVICE inline T recompute_shift(T lse, T inv_tau = T(1)) {
+  return lse == neg_inf<T>() ? pos_inf<T>() : lse / inv_tau;
 }
 
 /// dL/dx of one softmax entry from P, dP = dL/dP and D = sum_c dO_c O_c of its row.

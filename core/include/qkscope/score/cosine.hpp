@@ -98,7 +98,12 @@ struct Cosine {
   template <class T>
   static DotForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
     Vec<T> nq, nk;
-    return {unit_rows(Q, nq), unit_rows(K, nk)};
+    DotForm<T> f{unit_rows(Q, nq), unit_rows(K, nk)};
+    // dx = (dxhat - ...) / n: a row near or under the norm floor multiplies its gradient by
+    // up to 1 / eps = 1e8.
+    const double n_min = std::min(nq.size() ? double(nq.minCoeff()) : 1.0, nk.size() ? double(nk.minCoeff()) : 1.0);
+    f.grad_gain = std::max(1.0, 1.0 / n_min);
+    return f;
   }
   template <class T>
   static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const DotForm<T>& f,

@@ -29,6 +29,10 @@ struct DotForm {
   /// beyond the plain dot product's own). A logit then carries about eps * cancellation *
   /// scale / tau of rounding, which the fast paths check before they run (logit_range.hpp).
   double cancellation = 0;
+  /// How much prepared_backward can enlarge the kernels' dq, dk on their way to dQ, dK (1:
+  /// not at all; cosine: 1 / the smallest clamped row norm, up to 1 / eps). The fast paths
+  /// bound their gradients with it before they run (logit_range.hpp: grads_fit).
+  double grad_gain = 1;
   const Mat<T>& q_or(const Mat<T>& Q) const { return q.size() ? q : Q; }
   const Mat<T>& k_or(const Mat<T>& K) const { return k.size() ? k : K; }
 };

@@ -1,0 +1,159 @@
+// Fuzzer findings of 2026-12-03 (docs/RELIABILITY.md), once the harness drew small ordinary
+// inputs and temperatures from 10^[-4, 0]: scores near 0 that 1 / tau amplifies, a scale
+// that makes the scaled queries subnormal, and a key under cosine's norm floor. Each case
+// is the finding's input with its right value (the double reference, under the suite's
+// tolerance rule with the core in float as the bar).
+#include <catch2/catch.hpp>
+
+#include "pipeline/emulate.hpp"
+#include "qkscope/cpu/attention.hpp"
+#include "qkscope/qkscope.hpp"
+#include "reference/reference.hpp"
+#include "support/compare.hpp"
+#include "support/convert.hpp"
+
+using namespace qkscope;
+
+namespace {
+
+cpu::TiledOptions one_thread(Eigen::Index block_k = 2) {
+  cpu::TiledOptions o;
+  o.threads = 1;
+  o.block_q = 1;
+  o.block_k = block_k;
+  return o;
+}
+
+/// Tiled forward and backward against the core in double, with the core in float as the bar.
+void tiled_matches(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO, const ScoreParams<float>& p,
+                   const AttentionConfig<float>& c) {
+  const auto o = one_thread();
+  const auto t = cpu::attention_forward<float>(Q, K, V, p, c, o);
+  REQUIRE_FALSE(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, p, c, t, dO, o);
+  const auto cd = qktest::config_as<double>(c);
+  const ScoreParams<double> pd = p.cast<double>();
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto f64 = attention_forward<double>(Qd, Kd, Vd, pd, cd);
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, pd, cd, f64, dO.cast<double>());
+  const auto f32 = attention_forward<float>(Q, K, V, p, c);
+  const auto g32 = attention_backward<float>(Q, K, V, p, c, f32, dO);
+  CHECK_MATCHES_REFERENCE("tiled output", t.output, f32.output, f64.output);
+  CHECK_MATCHES_REFERENCE("tiled logsumexp", t.logsumexp, f32.logsumexp, f64.logsumexp);
+  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, g32.dQ, g64.dQ);
+  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, g32.dK, g64.dK);
+  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, g32.dV, g64.dV);
+  using S1 = Eigen::Matrix<double, 1, 1>;
+  CHECK_MATCHES_REFERENCE("tiled dtemperature", S1(tg.dtemperature), S1(g32.dtemperature), S1(g64.dtemperature));
+}
+
+}  // namespace
+
+TEST_CASE("tiled dot with scale 1e-40: queries are not pre-scaled into subnormals (fuzzer seeds 3 and 6)",
+          "[faults][reliability][tiled]") {
+  // scale / tau = 1e-40 made the pre-scaled query -0.519 a subnormal -5.19e-41 (2.7e-5 off,
+  // dL/dtau 1.6e-5 off), and -5.2e-6 became 0 (dL/dtau 0 instead of 4.1e25). Such tiles now
+  // scale their scores, as the core does.
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.scale = 1e-40;
+  const Matrix dO = qktest::mat<float>({{1}});
+  SECTION("q = -0.519 (seed 3 of 2026-12-02)") {
+    tiled_matches(qktest::mat<float>({{-0.519119501}}), qktest::mat<float>({{0}, {-0.7007761}, {1.66153499e35}}),
+                  qktest::mat<float>({{0}, {-2.98915318e38}, {1}}), dO, {}, c);
+  }
+  SECTION("q = -5.19e-6, scaled to 0 in float") {
+    const Matrix Q = qktest::mat<float>({{-5.19149035e-06}}),
+                 K = qktest::mat<float>({{2.37553823e+33}, {9.99999975e-06}, {9.99999975e-06}}),
+                 V = qktest::mat<float>({{-3}, {-2.98915318e+38}, {1}});
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+    const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
+    CHECK(tg.dtemperature == Approx(4.0959764e25).epsilon(1e-5));  // the double core: 4.0959764e25
+    tiled_matches(Q, K, V, dO, {}, c);
+  }
+}
+
+TEST_CASE("tiled additive at tau = 1e-4 on inputs near 1e-8 takes the direct tanh (fuzzer seed 2)",
+          "[faults][reliability][tiled][score]") {
+  // The fused tanh's absolute error (~1.5e-7 per tanh) times 1 / tau = 1e4 moved the
+  // logsumexp by 6e-5 where the rule allows 1e-6; the direct tanh is accurate near 0.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 1.02751385e-4;
+  const auto p = init_params<float>("additive", 1, 1, 3, 7);
+  tiled_matches(qktest::mat<float>({{9.99999994e-09}}),
+                qktest::mat<float>({{9.99999994e-09}, {9.99999994e-09}, {2.05490203e-08}}),
+                qktest::mat<float>({{0}, {0}, {1}}), qktest::mat<float>({{1}}), p, c);
+}
+
+TEST_CASE("tiled relative-bias gradient of a table entry every pair reads is 0 at tau = 1e-3 (fuzzer seed 6)",
+          "[faults][reliability][tiled][bias]") {
+  // One table entry (R = 0) read by every key of the row: its gradient is sum_j dz_j = 0
+  // exactly. Float dz of size 1e3 summed to 6.1e-5; they are now gathered in double.
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 1e-3;
+  c.mask.window_left = 3;
+  c.bias.relative = Vector::Zero(1);
+  const Matrix Q = qktest::mat<float>({{0.00999999978}}),
+               K = qktest::mat<float>({{0.0398818851}, {0.0204574671}, {0.00999999978}}),
+               V = qktest::mat<float>({{-3}, {0}, {-3}}), dO = qktest::mat<float>({{2.0549016}});
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
+  REQUIRE(tg.drelative.size() == 1);
+  CHECK(std::abs(tg.drelative(0)) <= 1e-6);
+}
+
+TEST_CASE("cosine key under the norm floor with dO near 5e37: tiled and core refuse alike (fuzzer)",
+          "[faults][reliability][tiled][score]") {
+  // dK of the key is dxhat / 1e-8, and dxhat cancels two terms of 2.8e37 exactly; one
+  // rounding of either moves dK by ~1e38, so float cannot settle it. The core's float
+  // backward reported an overflow, the tiled path returned 0. The tiled backward now bounds
+  // its gradients first (detail::grads_fit) and hands such calls to the core.
+  AttentionConfig<float> c;
+  c.score = "cosine";
+  const Matrix Q = qktest::mat<float>({{1.53027363e+38}, {-1.80294371}, {3.24518554e+32}}),
+               K = qktest::mat<float>({{-0.93357563}, {-7.70371978e-34}}), V = qktest::mat<float>({{-0.788602829}, {2.11760902}}),
+               dO = qktest::mat<float>({{-0.392194271}, {4.93743013e+37}, {4.93743013e+37}});
+  const auto f = attention_forward<float>(Q, K, V, {}, c);
+  std::string core_error, tiled_error;
+  try {
+    (void)attention_backward<float>(Q, K, V, {}, c, f, dO);
+  } catch (const std::invalid_argument& e) {
+    core_error = e.what();
+  }
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+  try {
+    (void)cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
+  } catch (const std::invalid_argument& e) {
+    tiled_error = e.what();
+  }
+  CHECK_THAT(core_error, Catch::Contains("gradient overflowed"));
+  CHECK(tiled_error == core_error);
+  // With dO of 1 the bound holds and the tiled path runs, within the rule.
+  tiled_matches(Q, K, V, qktest::mat<float>({{-0.392194271}, {1}, {1}}), {}, c);
+}
+
+TEST_CASE("the CUDA tile functors subtract the row maximum before dividing by tau (fuzzer seed 3)",
+          "[faults][reliability][pipeline]") {
+  // Keys 2e-6 apart at tau = 9.4e-4: folding 1 / tau into the logits first rounded each of
+  // them (about -2189) by 1.3e-4, the whole difference between the keys; output 1.3e-5 off.
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 0.000938747998;
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{-2.05490208}, {-2.05490208}, {-2.05490017}}),
+               V = qktest::mat<float>({{0}, {1}, {1}});
+  const auto core = attention_forward<float>(Q, K, V, {}, c);
+  const auto ref = attention_forward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {},
+                                             qktest::config_as<double>(c));
+  const MaskFn mfn = resolve_mask(c.mask, 1, 3);
+  const pipeline::Logits<float> lg{mfn, score_mods(c.bias, core.scale, c.temperature, mfn.offset)};
+  for (int bk = 1; bk <= 3; ++bk) {
+    const auto emu = qktile::flash_forward<float>([&](int i, int j) { return float(Q.row(i).dot(K.row(j))); },
+                                                  V.data(), 1, lg, pipeline::BlockClassifier{lg.mask, 1, bk, nullptr});
+    CHECK_MATCHES_REFERENCE("tile functors output", Eigen::Map<const Matrix>(emu.out.data(), 1, 1), core.output,
+                            ref.output);
+    CHECK_MATCHES_REFERENCE("tile functors logsumexp", Eigen::Map<const Vector>(emu.lse.data(), 1), core.logsumexp,
+                            ref.logsumexp);
+  }
+}
