@@ -86,6 +86,19 @@ TEST_CASE("tiled additive at tau = 1e-4 on inputs near 1e-8 takes the direct tan
                 qktest::mat<float>({{0}, {0}, {1}}), qktest::mat<float>({{1}}), p, c);
 }
 
+TEST_CASE("tiled additive at tau = 1e-4 with keys at 0 beside a key at 2.03 takes the direct tanh (fuzzer)",
+          "[faults][reliability][tiled][score]") {
+  // The largest projections are not small here, so a bound taken at them kept the fused tanh,
+  // and the keys at 0 carried its absolute error times 1e4 (logsumexp 2.5e-4 off where the
+  // rule allowed 6.5e-5). The bound is now the core's least error over all pairs.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 1e-4;
+  const auto p = init_params<float>("additive", 1, 1, 3, 7);
+  tiled_matches(qktest::mat<float>({{0.00999999978}, {-2}}), qktest::mat<float>({{0}, {2.03128099}, {0}}),
+                qktest::mat<float>({{1}, {-1}, {0.5}}), qktest::mat<float>({{1}, {-1}}), p, c);
+}
+
 TEST_CASE("tiled relative-bias gradient of a table entry every pair reads is 0 at tau = 1e-3 (fuzzer seed 6)",
           "[faults][reliability][tiled][bias]") {
   // One table entry (R = 0) read by every key of the row: its gradient is sum_j dz_j = 0
@@ -156,4 +169,42 @@ TEST_CASE("the CUDA tile functors subtract the row maximum before dividing by ta
     CHECK_MATCHES_REFERENCE("tile functors logsumexp", Eigen::Map<const Vector>(emu.lse.data(), 1), core.logsumexp,
                             ref.logsumexp);
   }
+}
+
+TEST_CASE("the CUDA tile functors' backward: a one-key row has P = 1 exactly at a small tau (review finding)",
+          "[faults][reliability][pipeline]") {
+  // A shift in z (lse tau) rounded twice: P = 1.0000075 at tau = 1e-3 and 0.995 at 1e-4, so dV
+  // of the only key was off by as much. The weight is e^{z / tau - lse}, rounded as the forward.
+  for (const double tau : {1e-3, 1e-4}) {
+    AttentionConfig<float> c;
+    c.score = "dot";
+    c.temperature = tau;
+    const float q = tau == 1e-3 ? 0.0864199027f : 7.77777004f;
+    const Matrix Q = qktest::mat<float>({{q}}), K = qktest::mat<float>({{1}}), V = qktest::mat<float>({{0.5}}),
+                 dO = qktest::mat<float>({{1}});
+    const auto core = attention_forward<float>(Q, K, V, {}, c);
+    const MaskFn mfn = resolve_mask(c.mask, 1, 1);
+    const pipeline::Logits<float> lg{mfn, score_mods(c.bias, core.scale, c.temperature, mfn.offset)};
+    const pipeline::BlockClassifier bc{lg.mask, 1, 1, nullptr};
+    const auto fwd = qktile::flash_forward<float>([&](int, int) { return q; }, V.data(), 1, lg, bc);
+    const auto g = qktile::flash_backward<float>(Q.data(), K.data(), 1, V.data(), 1, fwd.out.data(), fwd.lse.data(),
+                                                 dO.data(), lg, bc);
+    CHECK(g.dV[0] == 1.0f);
+  }
+}
+
+TEST_CASE("tiled backward at tau = 8e37: lse tau past the float range keeps P (review finding)",
+          "[faults][reliability][tiled]") {
+  // 80 keys of equal logit: lse = log 80 = 4.38, lse tau = 3.5e38 > FLT_MAX. The shift was
+  // rounded to float (inf) and every recomputed P was 0, so dV = 0 where it is 1/80.
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 8e37;
+  const Matrix Q = qktest::mat<float>({{1}}), K = Matrix::Zero(80, 1), V = Matrix::Ones(80, 1), dO = qktest::mat<float>({{1}});
+  cpu::TiledOptions o;
+  o.threads = 1;
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+  REQUIRE_FALSE(t.fallback);
+  const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+  for (Eigen::Index j = 0; j < 80; ++j) CHECK(g.dV(j, 0) == Approx(1.0 / 80).epsilon(1e-6));
 }

@@ -11,8 +11,8 @@
 // (NOTES.md step 2: measured max 1.5e-7 vs tanh in double on a dense grid). When some
 // |A| or |B| exceeds 0.45 ln(max T) (~40 in float) e^{2x} would leave the range, and the
 // call uses the direct form tanh(A_ih + B_jh) (Eigen's vectorised tanh) instead; so does a
-// call whose arguments are all small at a small tau, where the fused form's absolute error
-// would pass the core's (fused_tanh_accurate).
+// call with a query or key whose arguments are all small, at a tau that amplifies the fused
+// form's absolute error past the core's (fused_tanh_accurate).
 // Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r):
 //   dA_ih = v_h sum_j dS_ij (1 - t^2),  dB_jh = v_h sum_i dS_ij (1 - t^2),
 //   dv_h = sum_ij dS_ij t_ijh.
@@ -92,18 +92,25 @@ struct AdditiveScorer {
   const Mat<T>* EA;   // exp(2A) (L_q, d_h), or null: direct tanh
   const Mat<T>* EB;   // exp(2B) (L_k, d_h)
   const Mat<T>* EBt;  // exp(2B)^T (d_h, L_k)
+  const Mat<T>* BT;   // direct tanh: B^T (d_h, L_k), each row contiguous in the keys
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
 
+  using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
+  /// tanh(A_ih + B_jh) for the keys j of [j0, j0 + bk), as one vectorised expression.
+  auto direct_tanh(Eigen::Index i, Eigen::Index h, Eigen::Index j0, Eigen::Index bk) const {
+    return (BT->row(h).segment(j0, bk).array() + (*Ap)(i, h)).tanh();
+  }
+
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
     const Vec<T>& v = *vp;
-    if (!EA) {
-      const auto Bt = Bp->middleRows(j0, bk);
-      Mat<T> H(bk, Bp->cols());
+    if (!EA) {  // direct tanh, vectorised over the block's keys (B^T rows are contiguous)
+      Row acc(bk);
       for (Eigen::Index r = 0; r < bq; ++r) {
-        H = (Bt.rowwise() + Ap->row(i0 + r)).array().tanh();
-        S.row(r).noalias() = (H * v).transpose();
+        acc.setZero();
+        for (Eigen::Index h = 0; h < v.size(); ++h) acc += v(h) * direct_tanh(i0 + r, h, j0, bk);
+        S.row(r) = acc.matrix();
       }
       return;
     }
@@ -135,15 +142,13 @@ struct AdditiveScorer {
   void grad_q(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
               const ConstTileRef<T>& dS, Mat<T>& dAt) const {
     const Vec<T>& v = *vp;
-    if (!EA) {
-      const auto Bt = Bp->middleRows(j0, bk);
-      Mat<T> H(bk, Bp->cols());
-      for (Eigen::Index r = 0; r < bq; ++r) {
-        H = (Bt.rowwise() + Ap->row(i0 + r)).array().tanh();
-        // sum_j dS_rj v (1 - H_j^2) = v .* (dS_r (1 - H^2))
-        const Eigen::Matrix<T, 1, Eigen::Dynamic> w = dS.row(r) * (T(1) - H.array().square()).matrix();
-        dAt.row(r) += w.cwiseProduct(v.transpose());
-      }
+    if (!EA) {  // dA_rh += v_h sum_j dS_rj (1 - t^2), vectorised over the block's keys
+      Row t(bk);
+      for (Eigen::Index r = 0; r < bq; ++r)
+        for (Eigen::Index h = 0; h < v.size(); ++h) {
+          t = direct_tanh(i0 + r, h, j0, bk);
+          dAt(r, h) += v(h) * (dS.row(r).array() * (T(1) - t.square())).sum();
+        }
       return;
     }
     // dA_ih += v_h sum_j dS_ij r (2 - r), vectorised over h, one row and 4 packets of h at a time.
@@ -178,15 +183,16 @@ struct AdditiveScorer {
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
               const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>& dv) const {
     const Vec<T>& v = *vp;
-    if (!EA) {
-      const auto Bt = Bp->middleRows(j0, bk);
-      Mat<T> H(bk, Bp->cols());
-      for (Eigen::Index r = 0; r < bq; ++r) {
-        H = (Bt.rowwise() + Ap->row(i0 + r)).array().tanh();
-        dv.noalias() += H.transpose() * dS.row(r).transpose();
-        // G = dS_r^T v^T .* (1 - H^2)
-        dBt.array() += (dS.row(r).transpose() * v.transpose()).array() * (T(1) - H.array().square());
-      }
+    if (!EA) {  // dB_jh += v_h sum_i dS_ij (1 - t^2), dv_h += sum_i dS_ij t; G^T holds the sums
+      Row t(bk);
+      Mat<T> G = Mat<T>::Zero(v.size(), bk);
+      for (Eigen::Index r = 0; r < bq; ++r)
+        for (Eigen::Index h = 0; h < v.size(); ++h) {
+          t = direct_tanh(i0 + r, h, j0, bk);
+          G.row(h).array() += dS.row(r).array() * (T(1) - t.square());
+          dv(h) += (dS.row(r).array() * t).sum();
+        }
+      dBt.noalias() += (v.asDiagonal() * G).transpose();
       return;
     }
     // dB_jh += v_h sum_i dS_ij r (2 - r), dv_h += sum_i dS_ij (1 - r): vectorised over h.
@@ -225,44 +231,50 @@ struct AdditiveScorer {
 };
 
 /// Is the fused tanh accurate enough for logits scaled by logit_gain = |scale| / tau? Its
-/// error is absolute, ~1.5e-7 per tanh whatever the argument (NOTES.md step 2); the direct
-/// tanh's is about eps (|t| + |a + b|) <= eps min(1, |a| + |b|) times a small constant. Where
-/// the arguments are small the fused error is many times the core's, and a small tau
-/// amplifies both: additive at tau = 1e-4 on inputs near 1e-8 had a logsumexp 6e-5 off where
-/// the rule allows 1e-6 (fuzzer; a reviewer's checker found the same family). Fused when its
-/// error, summed over h with |v_h| and times logit_gain, stays a quarter of the rule's floor
-/// (1e-6), or within 1.5 times the direct form's bound (the rule allows twice the core's).
+/// error is absolute, ~1.3 eps per tanh whatever the argument (NOTES.md step 2). The core's
+/// (its float error, and how far its answer moves when the inputs round once) is about
+/// 2 eps min(1, |a| + |b|) per tanh, so near 0 the fused error is many times the core's, and a
+/// small tau amplifies both: additive at tau = 1e-4 on inputs near 1e-8 had a logsumexp 6e-5
+/// off where the rule allows 1e-6; a key at 0 beside one at 2.03, 2.5e-4 where it allows
+/// 6.5e-5 (fuzzer; a reviewer's checker found the same family). On pair (i, j) the core's
+/// error sum_h |v_h| 2 eps min(1, |a_ih| + |b_jh|) is at least 2 eps max(qa_i, kb_j), with
+/// qa_i = sum_h |v_h| min(1, |a_ih|) and kb_j likewise, so over all pairs at least
+/// 2 eps max(min_i qa_i, min_j kb_j). Fused when its error, summed over h with |v_h| and times
+/// logit_gain, stays a quarter of the rule's floor (1e-6), or within twice that least error
+/// of the core (the rule's own factor). Ordinary inputs (projections near
+/// 1 in size) stay fused; a call with a query or key whose projections are all small, at a
+/// tau that amplifies the difference, takes the direct tanh (2.2 times slower: NOTES.md).
 template <class T>
 bool fused_tanh_accurate(const score::AdditiveForm<T>& f, double logit_gain) {
   const double eps = double(std::numeric_limits<T>::epsilon());
   const Eigen::Index dh = f.v.size();
   if (dh == 0 || f.a.rows() == 0 || f.b.rows() == 0) return true;
-  const Eigen::VectorXd amax = f.a.cwiseAbs().colwise().maxCoeff().transpose().template cast<double>(),
-                        bmax = f.b.cwiseAbs().colwise().maxCoeff().transpose().template cast<double>();
-  double fused = 0, direct = 0;
-  for (Eigen::Index h = 0; h < dh; ++h) {
-    const double vh = std::abs(double(f.v(h)));
-    fused += 1.3 * eps * vh;
-    direct += eps * vh * std::min(1.0, amax(h) + bmax(h));
-  }
-  return fused * logit_gain <= 2.5e-7 || fused <= 1.5 * direct;
+  const Eigen::VectorXd v = f.v.template cast<double>().cwiseAbs();
+  const double fused = 1.3 * eps * v.sum();
+  if (fused * logit_gain <= 2.5e-7) return true;
+  const double qa = (f.a.template cast<double>().cwiseAbs().cwiseMin(1.0) * v).minCoeff(),
+               kb = (f.b.template cast<double>().cwiseAbs().cwiseMin(1.0) * v).minCoeff();
+  return fused <= 2 * 2 * eps * std::max(qa, kb);
 }
 
 /// The exponentials of the fused form that the scorer points into (once per call).
 template <class T>
 struct AdditiveInputs {
-  Mat<T> EA, EB, EBt;
+  Mat<T> EA, EB, EBt, BT;
   /// logit_gain = |scale| / tau of the call (fused_tanh_accurate).
   AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain) {
     const Mat<T>&A = f.a, &B = f.b;
     const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
     const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&
                           (B.size() == 0 || B.cwiseAbs().maxCoeff() <= limit);
-    if (!in_range || !fused_tanh_accurate(f, logit_gain)) return {&A, &B, &f.v, nullptr, nullptr, nullptr};
+    if (!in_range || !fused_tanh_accurate(f, logit_gain)) {
+      BT = B.transpose();
+      return {&A, &B, &f.v, nullptr, nullptr, nullptr, &BT};
+    }
     EA = (T(2) * A).array().exp();
     EB = (T(2) * B).array().exp();
     EBt = EB.transpose();
-    return {&A, &B, &f.v, &EA, &EB, &EBt};
+    return {&A, &B, &f.v, &EA, &EB, &EBt, nullptr};
   }
 };
 

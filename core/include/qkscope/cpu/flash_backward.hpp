@@ -120,7 +120,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     // maximum (in the exponent) does, since P is divided by its recomputed row sum; z - c is
     // formed before dividing by tau, as the forward and the core do. X keeps z. The rounding
     // of c is about eps |lse|: attention_backward sends |lse| > 1 / eps to the core.
-    exp_shifted_split(ps, T(double(lse(i)) * double(ops.tau)), ops.tau, w.tmp, w.lo);
+    exp_shifted_split(ps, double(lse(i)) * double(ops.tau), ops.tau, w.tmp, w.lo);
     if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP

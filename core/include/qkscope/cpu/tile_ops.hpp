@@ -140,14 +140,16 @@ void exp_shifted(Seg&& x, T m, bool /*may_have_ninf*/, Vec<T>& tmp, T inv_tau = 
 /// the top key) those small P are all of it (fuzzer findings: dQ and dL/dtau 1.4e-6 off, the
 /// rule's floor 1e-6). For float, e is formed in double (z - c exact, one rounding by tau)
 /// and split e = hi + lo with hi in float: P = exp(hi) (1 + lo), lo <= ulp(hi) / 2.
+/// c is in double: lse tau can pass T's range (tau = 8e37, lse 4.4: float c = inf and every
+/// P was 0; reviewer finding).
 template <class Seg, class T>
-void exp_shifted_split(Seg&& x, T c, T tau, Vec<T>& tmp, Vec<T>& lo) {
+void exp_shifted_split(Seg&& x, double c, T tau, Vec<T>& tmp, Vec<T>& lo) {
   eigen_assert(x.innerStride() == 1);
   if constexpr (!std::is_same_v<T, float>) {
-    exp_shifted(x, c, true, tmp, T(1) / tau);
+    exp_shifted(x, T(c), true, tmp, T(1) / tau);
   } else {
     const Eigen::Index n = x.size();
-    const double cd = double(c), inv_tau = 1.0 / double(tau);
+    const double cd = c, inv_tau = 1.0 / double(tau);
     lo.resize(n);
     // Plain loops over contiguous floats, without branches, so that the compiler vectorises
     // the conversions (a row segment of a row-major tile is contiguous). For z = -inf,

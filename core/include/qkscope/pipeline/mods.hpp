@@ -111,10 +111,14 @@ struct Logits {
     if (kind != BlockKind::full && !(i < mask.L_q && j < mask.L_k && mask(i, j))) return neg_inf<T>();
     return mods.z(raw, i, j);
   }
-  /// The backward's P of value z from its row's shift (recompute_shift(lse, mods.inv_tau)).
-  QKSCOPE_HOST_DEVICE T weight(T z, T shift) const { return exp_((z - shift) * mods.inv_tau); }
-  /// recompute_shift of a saved logsumexp, in z.
-  QKSCOPE_HOST_DEVICE T shift_of(T lse) const { return recompute_shift(lse, mods.inv_tau); }
+  /// The backward's P of value z from its row's shift (shift_of): e^{z / tau - lse}. The
+  /// product z / tau rounds as the forward's m / tau did, so a row's largest key gets exactly
+  /// the exponent its lse was formed from (a one-key row has P = 1 exactly); a shift in z,
+  /// lse tau, rounded twice (P = 1.0000075 at tau = 1e-3, 0.995 at 1e-4) and could overflow
+  /// (tau = 8e37: lse tau = inf, every P 0) (reviewer findings).
+  QKSCOPE_HOST_DEVICE T weight(T z, T shift) const { return exp_(z * mods.inv_tau - shift); }
+  /// The shift of a saved logsumexp (recompute_shift: +inf for a fully masked row).
+  QKSCOPE_HOST_DEVICE T shift_of(T lse) const { return recompute_shift(lse); }
 };
 
 }  // namespace qkscope::pipeline

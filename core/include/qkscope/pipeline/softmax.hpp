@@ -10,7 +10,8 @@
 // A row that has seen only -inf keeps m = -inf: it shifts by 0 instead (e^{-inf - 0} = 0,
 // never -inf - -inf = NaN), and finishes with O = 0 and lse = -inf (attention.hpp's rule).
 // Backward recomputes P from the saved lse (FlashAttention-2, Dao 2023, Alg. 2):
-//   P_ij = e^{(z_ij - lse_i tau) / tau},  D_i = sum_c dO_ic O_ic,  dx_ij = P_ij (dP_ij - D_i).
+//   P_ij = e^{z_ij / tau - lse_i},  D_i = sum_c dO_ic O_ic,  dx_ij = P_ij (dP_ij - D_i)
+// (Logits::weight: z / tau rounds as the forward's m / tau, so a one-key row has P = 1).
 // A fully masked row (lse = -inf) shifts by +inf so that every P_ij is exactly 0.
 #pragma once
 
@@ -60,12 +61,11 @@ struct OnlineSoftmax {
   QKSCOPE_HOST_DEVICE T logsumexp() const { return l > T(0) ? m * inv_tau + log_(l) : neg_inf<T>(); }
 };
 
-/// The shift (in z) that recomputes P from a saved logsumexp: P = e^{(z - shift) / tau},
-/// all 0 when the row was fully masked. Its rounding, about eps |lse| in the exponent, is
-/// the same for the whole row.
+/// The shift that recomputes P from a saved logsumexp: P = e^{x - shift} (x = z / tau),
+/// all 0 when the row was fully masked.
 template <class T>
-QKSCOPE_HOST_DEVICE inline T recompute_shift(T lse, T inv_tau = T(1)) {
-  return lse == neg_inf<T>() ? pos_inf<T>() : lse / inv_tau;
+QKSCOPE_HOST_DEVICE inline T recompute_shift(T lse) {
+  return lse == neg_inf<T>() ? pos_inf<T>() : lse;
 }
 
 /// dL/dx of one softmax entry from P, dP = dL/dP and D = sum_c dO_c O_c of its row.
