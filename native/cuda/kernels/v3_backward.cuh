@@ -1,6 +1,6 @@
 // native/cuda/kernels/v3_backward.cuh — backward of the flash forward (fp32, dot family),
 // FlashAttention-2 style (Dao 2023, Alg. 2): P is recomputed from the saved logsumexp,
-//   P = e^{(z - lse tau) / tau},  D_i = sum_c dO_ic O_ic,  dx = P (dO V^T - D),  draw = pipeline::grad_raw(dx)
+//   P = e^{z / tau - lse} (pipeline::Logits::weight),  D_i = sum_c dO_ic O_ic,  dx = P (dO V^T - D),  draw = pipeline::grad_raw(dx)
 //   dV = P^T dO,  dK = draw^T Q,  dQ = draw K.
 // Three kernels, no atomics, deterministic:
 //   v3_bwd_delta: one thread per row computes D (in dP's summation order).
