@@ -47,6 +47,7 @@ export function usePage() {
     const problems = [];
     page.on('console', (m) => m.type() === 'error' && problems.push(`console.error: ${m.text()}`));
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('crash', () => problems.push('the page crashed (renderer process gone)'));
     recordFailedRequests(page, problems);
     page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
     page.on('dialog', (d) => {
