@@ -160,10 +160,10 @@ inline std::string num(double x) {
   return buf;
 }
 
-/// Stops the run with the case description: libFuzzer saves the input as a crash file.
-[[noreturn]] inline void finding(const std::string& what, const Case& c) {
+/// Prints the case (in full when small) to stderr, headed by `what`.
+inline void describe(const std::string& what, const Case& c) {
   std::fprintf(stderr,
-               "FUZZ FINDING: %s\n  score %s, normalizer %s, L_q %ld, L_k %ld, d_q %ld, d_k %ld, d_v %ld,"
+               "%s\n  score %s, normalizer %s, L_q %ld, L_k %ld, d_q %ld, d_k %ld, d_v %ld,"
                " temperature %.9g, scale %s\n",
                what.c_str(), c.cfg.score.c_str(), c.cfg.normalizer.c_str(), long(c.Q.rows()),
                long(c.K.rows()), long(c.Q.cols()), long(c.K.cols()), long(c.V.cols()), c.cfg.temperature,
@@ -196,7 +196,18 @@ inline std::string num(double x) {
       for (Eigen::Index i = 0; i < b.t5_table.size(); ++i) std::fprintf(stderr, " %.9g", double(b.t5_table(i)));
       std::fprintf(stderr, "\n");
     }
+    // The scoring function's parameters (init_params of the case's seed, then perturbed).
+    const auto& p = c.params;
+    for (const auto& [name, m] : {std::pair<const char*, const Matrix*>{"W", &p.W}, {"W_q", &p.W_q}, {"W_k", &p.W_k}})
+      if (m->size()) print(name, *m);
+    for (const auto& [name, v] : {std::pair<const char*, const Vector*>{"v", &p.v}, {"b", &p.b}, {"w", &p.w}})
+      if (v->size()) print(name, Matrix(v->transpose()));
   }
+}
+
+/// Stops the run with the case description: libFuzzer saves the input as a crash file.
+[[noreturn]] inline void finding(const std::string& what, const Case& c) {
+  describe("FUZZ FINDING: " + what, c);
   __builtin_trap();
 }
 

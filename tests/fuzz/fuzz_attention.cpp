@@ -14,6 +14,7 @@
 //     suite's one tolerance rule (the bar: core float, and the core on inputs within
 //     rounding of the case's: perturbed.hpp); its gradients are finite and match too;
 //   - the mixed-precision path never returns a non-finite number.
+#include <cstdlib>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -253,6 +254,9 @@ void mixed_path(const Case& c) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider f(data, size);
   const Case c = qkfuzz::make_case(f);
+  // QKSCOPE_FUZZ_DESCRIBE=1: print every case (to turn an input into a Catch2 test).
+  static const bool show = std::getenv("QKSCOPE_FUZZ_DESCRIBE") != nullptr;
+  if (show) qkfuzz::describe("case", c);
 
   AttentionResult<float> r;
   const Outcome core = attempt([&] { r = attention_forward<float>(c.Q, c.K, c.V, c.params, c.cfg); });

@@ -5,6 +5,7 @@
 // tolerance rule with the core in float as the bar).
 #include <catch2/catch.hpp>
 
+#include "faults/tiled_check.hpp"
 #include "pipeline/emulate.hpp"
 #include "qkscope/cpu/attention.hpp"
 #include "qkscope/qkscope.hpp"
@@ -14,40 +15,8 @@
 
 using namespace qkscope;
 
-namespace {
-
-cpu::TiledOptions one_thread(Eigen::Index block_k = 2) {
-  cpu::TiledOptions o;
-  o.threads = 1;
-  o.block_q = 1;
-  o.block_k = block_k;
-  return o;
-}
-
-/// Tiled forward and backward against the core in double, with the core in float as the bar.
-void tiled_matches(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO, const ScoreParams<float>& p,
-                   const AttentionConfig<float>& c) {
-  const auto o = one_thread();
-  const auto t = cpu::attention_forward<float>(Q, K, V, p, c, o);
-  REQUIRE_FALSE(t.fallback);
-  const auto tg = cpu::attention_backward<float>(Q, K, V, p, c, t, dO, o);
-  const auto cd = qktest::config_as<double>(c);
-  const ScoreParams<double> pd = p.cast<double>();
-  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
-  const auto f64 = attention_forward<double>(Qd, Kd, Vd, pd, cd);
-  const auto g64 = attention_backward<double>(Qd, Kd, Vd, pd, cd, f64, dO.cast<double>());
-  const auto f32 = attention_forward<float>(Q, K, V, p, c);
-  const auto g32 = attention_backward<float>(Q, K, V, p, c, f32, dO);
-  CHECK_MATCHES_REFERENCE("tiled output", t.output, f32.output, f64.output);
-  CHECK_MATCHES_REFERENCE("tiled logsumexp", t.logsumexp, f32.logsumexp, f64.logsumexp);
-  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, g32.dQ, g64.dQ);
-  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, g32.dK, g64.dK);
-  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, g32.dV, g64.dV);
-  using S1 = Eigen::Matrix<double, 1, 1>;
-  CHECK_MATCHES_REFERENCE("tiled dtemperature", S1(tg.dtemperature), S1(g32.dtemperature), S1(g64.dtemperature));
-}
-
-}  // namespace
+using qktest::one_thread;
+using qktest::tiled_matches;
 
 TEST_CASE("tiled dot with scale 1e-40: queries are not pre-scaled into subnormals (fuzzer seeds 3 and 6)",
           "[faults][reliability][tiled]") {

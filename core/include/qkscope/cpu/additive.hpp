@@ -13,13 +13,28 @@
 // call uses the direct form tanh(A_ih + B_jh) (Eigen's vectorised tanh) instead; so does a
 // call with a query or key whose arguments are all small, at a tau that amplifies the fused
 // form's absolute error past the core's (fused_tanh_accurate).
-// Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r):
+// Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r) = (p r) r (2 - r = p r),
+// taken as (p r) r with p capped at max(T) / 4 (a product p past the range gave inf * 0 =
+// NaN; capped, p r = 2 and (p r) r ~ 0): r (2 - r) cancels near t = -1 (dB 6e-6 relative
+// off at t = -0.987, 1.3 times the rule's bar: fuzzer finding), while p r < 2 and r keep a
+// few ulp of relative error everywhere. e^{2A} and e^{2B} all come from Eigen's vectorised exp
+// (exp_packets): its scalar fallback for a remainder differs by an ulp, so tied keys were no
+// longer tied once p r^2 carried that ulp (dQ 1.3e-5 where it is 0: review finding):
 //   dA_ih = v_h sum_j dS_ij (1 - t^2),  dB_jh = v_h sum_i dS_ij (1 - t^2),
 //   dv_h = sum_ij dS_ij t_ijh.
+// The direct form sums a row's dA in one of two ways (grad_q_rows), whichever has the smaller
+// rounding bound: sum_j dS_ij (1 - t^2) (exact where the tanh saturates: t = +-1, 1 - t^2 = 0)
+// or R_i - sum_j dS_ij t^2, with R_i = sum_j dS_ij from the backward (0 without a softcap:
+// flash_backward.hpp, RowSums), exact where every t is near 0. There sum_j dS_ij (1 - t^2)
+// is nearly R_i, and summing float dS of size 1 / tau left dQ twice past the rule (inputs
+// near 1e-8 at tau = 1e-4: fuzzer finding); the split alone, at saturated rows, gave dQ
+// 6e-5 where it is 0 (review finding).
 #pragma once
 
 #include <cmath>
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
@@ -44,7 +59,38 @@ struct AddPack {
   }
   /// tanh(a + b) from the exponentials (tests, and the scalar remainders).
   static P tanh_of(const P& a, const P& e) { return ei::pmul(ei::pset1<P>(T(-2)), half_neg_tanh(a, e)); }
+  /// p = e^{2a} e^{2b} capped at max(T) / 4, so that p + 1 and p r stay finite.
+  static P capped(const P& p) { return ei::pmin(p, ei::pset1<P>(std::numeric_limits<T>::max() / 4)); }
+  /// r = 2 / (p + 1) = 1 - tanh(a + b), for a capped p.
+  static P r_of(const P& p) { return ei::pdiv(ei::pset1<P>(T(2)), ei::padd(p, ei::pset1<P>(T(1)))); }
+  /// 1 - tanh^2(a + b) = (p r) r for a capped p and its r (the header's comment).
+  static P sech2(const P& p, const P& r) { return ei::pmul(ei::pmul(p, r), r); }
+  static T sech2_scalar(T p) {
+    p = std::min(p, std::numeric_limits<T>::max() / 4);
+    const T r = T(2) / (p + T(1));
+    return (p * r) * r;
+  }
 };
+
+/// e^{2 X} element-wise, every element through Eigen's vectorised exp (a remainder through
+/// one padded packet), so that equal inputs give equal outputs wherever they sit.
+template <class T>
+Mat<T> exp_packets(const Mat<T>& X) {
+  using P = typename AddPack<T>::P;
+  constexpr Eigen::Index S = AddPack<T>::size;
+  Mat<T> out(X.rows(), X.cols());
+  const Eigen::Index n = X.size();
+  const P two = ei::pset1<P>(T(2));
+  Eigen::Index i = 0;
+  for (; i + S <= n; i += S) ei::pstoreu(out.data() + i, ei::pexp(ei::pmul(two, ei::ploadu<P>(X.data() + i))));
+  if (i < n) {
+    T buf[S] = {};
+    std::copy(X.data() + i, X.data() + n, buf);
+    ei::pstoreu(buf, ei::pexp(ei::pmul(two, ei::ploadu<P>(buf))));
+    std::copy(buf, buf + (n - i), out.data() + i);
+  }
+  return out;
+}
 
 #if defined(EIGEN_VECTORIZE_AVX512)
 // vdivps zmm is slow; a 14-bit reciprocal estimate r0 of y = p + 1 and one Newton step,
@@ -96,6 +142,38 @@ struct AdditiveScorer {
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
+  /// The backward hands whole rows (the header's comment on the direct form).
+  bool grad_q_by_rows() const { return true; }
+  void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
+                   const Mat<T>& dS, const double* R, Mat<T>& dAt) const {
+    const Eigen::Index L_k = dS.cols();
+    if (EA) {  // fused: sech2 is accurate where the tanh saturates; block by block
+      for (const Eigen::Index j0 : blocks) {
+        const Eigen::Index bk = std::min(block_k, L_k - j0);
+        grad_q(i0, bq, j0, bk, dS.middleCols(j0, bk), dAt);
+      }
+      return;
+    }
+    const Vec<T>& v = *vp;
+    Row t(std::min(block_k, L_k)), t2(t.size()), u(t.size());
+    for (Eigen::Index r = 0; r < bq; ++r)
+      for (Eigen::Index h = 0; h < v.size(); ++h) {
+        // plain = sum dS u, split = -sum dS t^2, and their bounds sum |dS| u, sum |dS| t^2.
+        T plain = 0, split = 0, plain_bound = 0, split_bound = 0;
+        for (const Eigen::Index j0 : blocks) {
+          const Eigen::Index bk = std::min(block_k, L_k - j0);
+          const auto ds = dS.row(r).segment(j0, bk).array();
+          t.head(bk) = direct_tanh(i0 + r, h, j0, bk);
+          t2.head(bk) = t.head(bk).square();
+          u.head(bk) = T(1) - t2.head(bk);
+          plain += (ds * u.head(bk)).sum();
+          plain_bound += (ds.abs() * u.head(bk)).sum();
+          split -= (ds * t2.head(bk)).sum();
+          split_bound += (ds.abs() * t2.head(bk)).sum();
+        }
+        dAt(r, h) += v(h) * (split_bound < plain_bound ? T(R[r] + double(split)) : plain);
+      }
+  }
 
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
   /// tanh(A_ih + B_jh) for the keys j of [j0, j0 + bk), as one vectorised expression.
@@ -151,11 +229,10 @@ struct AdditiveScorer {
         }
       return;
     }
-    // dA_ih += v_h sum_j dS_ij r (2 - r), vectorised over h, one row and 4 packets of h at a time.
+    // dA_ih += v_h sum_j dS_ij (1 - t^2) (AddPack::sech2), vectorised over h, 4 packets of h at a time.
     using AP = AddPack<T>;
     using P = typename AP::P;
     const Eigen::Index dh = v.size();
-    const P one = ei::pset1<P>(T(1)), two = ei::pset1<P>(T(2));
     for (Eigen::Index r = 0; r < bq; ++r) {
       const T* ea = EA->data() + (i0 + r) * dh;
       T* out = dAt.data() + r * dAt.outerStride();
@@ -164,16 +241,15 @@ struct AdditiveScorer {
         const P a = ei::ploadu<P>(ea + h);
         P g = ei::pset1<P>(T(0));
         for (Eigen::Index c = 0; c < bk; ++c) {
-          const P rr = ei::pdiv(two, ei::pmadd(a, ei::ploadu<P>(EB->data() + (j0 + c) * dh + h), one));
-          g = ei::pmadd(ei::pset1<P>(dS(r, c)), ei::pmul(rr, ei::psub(two, rr)), g);
+          const P p = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + (j0 + c) * dh + h)));
+          g = ei::pmadd(ei::pset1<P>(dS(r, c)), AP::sech2(p, AP::r_of(p)), g);
         }
         ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
       }
       for (; h < dh; ++h) {
         T g = 0;
         for (Eigen::Index c = 0; c < bk; ++c) {
-          const T rr = T(2) / (ea[h] * (*EB)(j0 + c, h) + T(1));
-          g += dS(r, c) * rr * (T(2) - rr);
+          g += dS(r, c) * AddPack<T>::sech2_scalar(ea[h] * (*EB)(j0 + c, h));
         }
         out[h] += v(h) * g;
       }
@@ -195,11 +271,11 @@ struct AdditiveScorer {
       dBt.noalias() += (v.asDiagonal() * G).transpose();
       return;
     }
-    // dB_jh += v_h sum_i dS_ij r (2 - r), dv_h += sum_i dS_ij (1 - r): vectorised over h.
+    // dB_jh += v_h sum_i dS_ij (1 - t^2) (AddPack::sech2), dv_h += sum_i dS_ij (1 - r): vectorised over h.
     using AP = AddPack<T>;
     using P = typename AP::P;
     const Eigen::Index dh = v.size();
-    const P one = ei::pset1<P>(T(1)), two = ei::pset1<P>(T(2));
+    const P one = ei::pset1<P>(T(1));
     for (Eigen::Index c = 0; c < bk; ++c) {
       const T* eb = EB->data() + (j0 + c) * dh;
       T* out = dBt.data() + c * dBt.outerStride();
@@ -209,8 +285,9 @@ struct AdditiveScorer {
         P g = ei::pset1<P>(T(0)), gv = g;
         for (Eigen::Index r = 0; r < bq; ++r) {
           const P ds = ei::pset1<P>(dS(r, c));
-          const P rr = ei::pdiv(two, ei::pmadd(ei::ploadu<P>(EA->data() + (i0 + r) * dh + h), e, one));
-          g = ei::pmadd(ds, ei::pmul(rr, ei::psub(two, rr)), g);
+          const P p = AP::capped(ei::pmul(ei::ploadu<P>(EA->data() + (i0 + r) * dh + h), e));
+          const P rr = AP::r_of(p);
+          g = ei::pmadd(ds, AP::sech2(p, rr), g);
           gv = ei::pmadd(ds, ei::psub(one, rr), gv);
         }
         ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
@@ -219,9 +296,9 @@ struct AdditiveScorer {
       for (; h < dh; ++h) {
         T g = 0, gv = 0;
         for (Eigen::Index r = 0; r < bq; ++r) {
-          const T rr = T(2) / ((*EA)(i0 + r, h) * eb[h] + T(1));
-          g += dS(r, c) * rr * (T(2) - rr);
-          gv += dS(r, c) * (T(1) - rr);
+          const T p = (*EA)(i0 + r, h) * eb[h];
+          g += dS(r, c) * AddPack<T>::sech2_scalar(p);
+          gv += dS(r, c) * (T(1) - T(2) / (p + T(1)));
         }
         out[h] += v(h) * g;
         dv(h) += gv;
@@ -271,8 +348,8 @@ struct AdditiveInputs {
       BT = B.transpose();
       return {&A, &B, &f.v, nullptr, nullptr, nullptr, &BT};
     }
-    EA = (T(2) * A).array().exp();
-    EB = (T(2) * B).array().exp();
+    EA = exp_packets(A);
+    EB = exp_packets(B);
     EBt = EB.transpose();
     return {&A, &B, &f.v, &EA, &EB, &EBt, nullptr};
   }

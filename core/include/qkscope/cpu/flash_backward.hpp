@@ -38,6 +38,7 @@ struct BackwardScratch {
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
   std::vector<double> rows;  // per query row: sum of the divided P, sum P, b (RowShift)
+  std::vector<double> row_sums, row_ref;  // per query row: RowSums (finish_tile)
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
@@ -57,21 +58,50 @@ struct RowShift {
   double dp_minus_d(double dp, Eigen::Index i) const { return (dp - base(i)) - centred(i); }
 };
 
+/// R_i = sum_j dL/draw_ij of each query row, for the scorers whose query gradient is built
+/// on it (grad_q_by_rows()). sum_j dx_ij = 0 exactly (D is the P-weighted mean of dP), so
+/// without a softcap R_i = 0 (ALiBi, relative and dense biases shift a row alike) and it is
+/// not summed at all: a double sum of dx of size 1e24 / tau leaves 1e8 where the float core
+/// cancels to 0 (review finding). With a softcap of slope s'_j, R_i = (scale / tau)
+/// sum_j dx_ij (s'_j - s'_ref) in double, s'_ref the slope at the row's key of largest P, so
+/// tied and unbent rows give 0 exactly and the largest dx meet a slope near theirs (at the
+/// first key with P > 0, a tiny P beside saturated keys left 2e15 where the value is 2e-6:
+/// review finding). For these scorers dS itself takes the slope in double too (finish_tile):
+/// a float slope 1 - tanh^2 near saturation is ~1e-7 absolute, 12% of a slope of 5e-7, which
+/// R_i - sum dS t^2 (cpu/additive.hpp) then carried (review finding).
+struct RowSums {
+  double* sum = nullptr;        // (bq) R_i, accumulated over the row's blocks; null: not wanted
+  const double* ref = nullptr;  // (bq) s'_ref
+};
+
 /// dx = P (dP - D) in place of dP, then through the modifiers to dL/draw (S: the raw scores).
 /// dpos (the relative table's 2R+1 entries, then the T5 table's) gathers dz = dx / tau in
 /// double from dx before it is rounded to T: a table entry read by every pair of a row has
 /// the gradient sum_j dz_ij = 0 exactly, and summing float dz of size 1e3 (tau = 1e-3) left
-/// 6e-5 where the rule allows 1e-6 (fuzzer finding).
+/// 6e-5 where the rule allows 1e-6 (fuzzer finding). With rs (the scorers of
+/// grad_q_by_rows()) and a softcap, dL/draw = dx / tau * s' * scale is formed in double
+/// (pipeline::ScoreMods::grad_raw_from_z with the slope in double) and R_i gathered (RowSums).
 template <class T>
 void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index j0,
                  const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
-                 double* dpos, Mat<T>* ddense) {
+                 double* dpos, Mat<T>* ddense, const RowSums* rs = nullptr) {
   const auto& m = ops.mods;
   const bool positional = dpos && (m.relative || m.t5);
-  const double inv_tau = double(m.inv_tau);
+  const bool exact_slopes = rs && m.softcap;
+  const double inv_tau = double(m.inv_tau), scale = double(m.scale);
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
     const Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
                                   ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
+    if (exact_slopes) {
+      double sum = 0;
+      for (Eigen::Index c = 0; c < dx.size(); ++c) {
+        const double dz = dx(c) * inv_tau, slope = m.softcap_slope(double(S(r, c)));
+        if (rs->sum) sum += dx(c) * (slope - rs->ref[r]);
+        if (ddense && m.dense) (*ddense)(i0 + r, j0 + c) = T(dz);
+        dX(r, c) = T(dz * slope * scale);
+      }
+      if (rs->sum) rs->sum[r] += sum * inv_tau * scale;
+    }
     if (positional)
       for (Eigen::Index c = 0; c < dx.size(); ++c) {
         const int i = int(i0 + r), j = int(j0 + c);
@@ -79,9 +109,9 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
         if (m.relative) dpos[m.relative_index(i, j)] += dz;
         if (m.t5) dpos[(m.relative ? 2 * m.R + 1 : 0) + m.t5_index(i, j)] += dz;
       }
-    dX.row(r) = dx.template cast<T>();
+    if (!exact_slopes) dX.row(r) = dx.template cast<T>();
   }
-  ops.backward(dX, S, i0, j0, nullptr, ddense);
+  if (!exact_slopes) ops.backward(dX, S, i0, j0, nullptr, ddense);
 }
 
 /// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx), and P
@@ -137,7 +167,10 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
       rows[3 * r + 1] += P.row(r).segment(lo, hi - lo).template cast<double>().sum();
     }
   }
-  if (D) finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense);
+  if (D) {  // pass A: the same dL/draw as pass B (exact slopes for the by-rows scorers)
+    const RowSums slopes_only{};
+    finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense, sc.grad_q_by_rows() ? &slopes_only : nullptr);
+  }
   return true;
 }
 
@@ -248,12 +281,28 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       acc += row / sum;
     }
     dtau_part[item] = -acc / double(ops.tau);
+    // Scorers built on the row sums (grad_q_by_rows) take the whole row of blocks at once.
+    const bool by_rows = sc.grad_q_by_rows();
+    w.row_sums.assign(bq, 0.0);
+    w.row_ref.assign(bq, 0.0);
+    if (by_rows && ops.mods.softcap)  // s'_ref: the slope at the row's key of largest P (RowSums)
+      for (Eigen::Index r = 0; r < bq; ++r) {
+        T best = 0;
+        for (const Eigen::Index j0 : blocks)
+          for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
+            if (w.rowP(r, c) > best) {
+              best = w.rowP(r, c);
+              w.row_ref[r] = ops.mods.softcap_slope(double(w.rowS(r, c)));
+            }
+      }
+    const RowSums rs{w.row_sums.data(), w.row_ref.data()};
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
-                     w.rowS.middleCols(j0, bk), nullptr, nullptr);
-      sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
+                     w.rowS.middleCols(j0, bk), nullptr, nullptr, by_rows ? &rs : nullptr);
+      if (!by_rows) sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }
+    if (by_rows) sc.grad_q_rows(i0, bq, blocks, opt.block_k, w.rowdX, w.row_sums.data(), w.dQt);
     g[n].dQs.middleRows(i0, bq) = w.dQt;
   });
   // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.

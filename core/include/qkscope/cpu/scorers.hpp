@@ -5,11 +5,21 @@
 //   grad_q(i0, bq, j0, bk, dS, dQt)       dQt (bq, q_width) += dL/d(query side)
 //   grad_k(i0, bq, j0, bk, dS, dKt, ext)  dKt (bk, k_width) += dL/d(key side), ext += extra
 //   q_width(), k_width(), extra_size()
+//   grad_q_by_rows(), grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt)
+//                                         where grad_q_by_rows() is true, the backward calls
+//                                         grad_q_rows once per query tile instead of grad_q
+//                                         per block: dS_rows (bq, L_k) holds the blocks
+//                                         starting at `blocks`, R (bq) each row's sum of dS
+//                                         formed in double (flash_backward.hpp, RowSums). A
+//                                         query gradient built on sum_j dS_ij is then 0
+//                                         where the softmax makes it so, instead of float
+//                                         rounding of dS of size 1 / tau
 // Optional (dot family): scale_queries(i0, bq, c, Qt) and scores_from(Qt, j0, bk, S), so
 // the forward scales a query tile once instead of every (bq, bk) score block.
 #pragma once
 
 #include <type_traits>
+#include <vector>
 
 #include "qkscope/cpu/wasm_gemm.hpp"
 #include "qkscope/types.hpp"
@@ -45,6 +55,9 @@ struct DotScorer {
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
   Eigen::Index extra_size() const { return 0; }
+  bool grad_q_by_rows() const { return false; }
+  void grad_q_rows(Eigen::Index, Eigen::Index, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
+                   const double*, Mat<T>&) const {}
   void scale_queries(Eigen::Index i0, Eigen::Index bq, T c, Mat<T>& Qt) const {
     Qt.noalias() = c * Qs->middleRows(i0, bq);
   }
@@ -64,7 +77,10 @@ struct DotScorer {
   }
 };
 
-/// Separable scorer S_ij = a_i + c_j (linear concat): O(L_q L_k) with no GEMM.
+/// Separable scorer S_ij = a_i + c_j (linear concat): O(L_q L_k) with no GEMM. dL/da_i =
+/// sum_j dS_ij is the backward's row sum R_i (grad_q_rows): a_i shifts every logit of its
+/// row alike, so without a softcap it is exactly 0 (summing float dS of size 1e4 at
+/// tau = 1e-4 gave -5.4e-4: fuzzer finding).
 template <class T>
 struct SeparableScorer {
   const Vec<T>* a;
@@ -79,6 +95,11 @@ struct SeparableScorer {
   void grad_q(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dQt) const {
     dQt.col(0) += dS.rowwise().sum();
+  }
+  bool grad_q_by_rows() const { return true; }
+  void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
+                   const double* R, Mat<T>& dQt) const {
+    for (Eigen::Index r = 0; r < bq; ++r) dQt(r, 0) += T(R[r]);
   }
   void grad_k(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {

@@ -85,11 +85,15 @@ struct ScoreMods {
   QKSCOPE_HOST_DEVICE T grad_z(T dx) const { return dx * inv_tau; }
   /// dL/draw from dL/dz: through the softcap and the scale.
   QKSCOPE_HOST_DEVICE T grad_raw_from_z(T dz, T raw) const {
-    if (softcap) {
-      const T t = tanh_(scale * raw / cap);
-      dz *= T(1) - t * t;
-    }
+    if (softcap) dz *= softcap_slope(raw);
     return dz * scale;
+  }
+  /// d softcap(s) / ds = 1 - tanh^2(scale raw / c), evaluated in U: T here, double where
+  /// the tiled backward sums a row's dL/draw in double (cpu/flash_backward.hpp).
+  template <class U>
+  QKSCOPE_HOST_DEVICE U softcap_slope(U raw) const {
+    const U t = tanh_(U(scale) * raw / U(cap));
+    return U(1) - t * t;
   }
   /// dL/draw from dL/dx (0 stays exactly 0, whatever raw holds).
   QKSCOPE_HOST_DEVICE T grad_raw(T dx, T raw) const {

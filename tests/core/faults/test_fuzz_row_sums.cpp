@@ -1,0 +1,223 @@
+// Fuzzer findings of 2026-12-03 (docs/RELIABILITY.md) whose right gradient is a row's sum of
+// dS times something: the softmax makes sum_j dS_ij exactly 0 (its weights sum to 1), and
+// the tiled backward summed float dS of size 1 / tau. It now sums them in double before
+// they are rounded (cpu/flash_backward.hpp finish_tile, the scorers' row_sums()). Also the
+// inputs of that campaign that pass since D is formed from the divided P and the additive
+// scorer tests its fused tanh. Each case is the finding's input (tests/fuzz/fixed/) with its
+// right value: the double core, under the suite's tolerance rule with the float core as the
+// bar (faults/tiled_check.hpp).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "faults/tiled_check.hpp"
+
+using namespace qkscope;
+using qktest::mat;
+using qktest::tiled_matches;
+
+namespace {
+
+ScoreParams<float> additive_params(const Matrix& W_q, const Matrix& W_k, const Vector& v) {
+  ScoreParams<float> p;
+  p.W_q = W_q;
+  p.W_k = W_k;
+  p.v = v;
+  p.b = Vector::Zero(v.size());
+  return p;
+}
+
+Vector vec(std::initializer_list<float> x) { return Eigen::Map<const Vector>(x.begin(), Eigen::Index(x.size())); }
+
+}  // namespace
+
+TEST_CASE("tiled linear concat: dQ = w_q sum_j dS_ij is 0 at tau = 1e-4 (fuzzer seed 4)",
+          "[faults][reliability][tiled][score]") {
+  // s_ij = w_q q_i + w_k k_j: w_q q_i shifts the row's logits alike, so its gradient is 0.
+  // Summing float dS of size 1e4 gave dQ = -5.4e-4 where the rule allows 1e-6.
+  AttentionConfig<float> c;
+  c.score = "linear_concat";
+  c.temperature = 1e-4;
+  ScoreParams<float> p;
+  p.w = vec({0.55538249f, -0.0242947005f});
+  const Matrix Q = mat<float>({{1.05879118e-30f}}),
+               K = mat<float>({{-3.82009802e-08f}, {9.99999994e-09f}, {2.99999989e-08f}}),
+               V = mat<float>({{1}, {-3.82009792f}, {1}}), dO = mat<float>({{1}});
+  SECTION("no modifier: exactly the structural 0") {
+    const auto g = tiled_matches(Q, K, V, dO, p, c);
+    CHECK(std::abs(g.dQ(0, 0)) <= 1e-9);
+  }
+  SECTION("with a softcap the row sum bends a little: the slope is summed in double too") {
+    c.bias.softcap = 6.95337025;
+    tiled_matches(Q, K, V, dO, p, c);
+  }
+  SECTION("several query rows, a causal mask and ALiBi (per-row shifts keep the 0)") {
+    const Matrix Q3 = mat<float>({{1.05879118e-30f}, {-2e-8f}, {3e-8f}});
+    c.mask.causal = true;
+    c.mask.alignment = CausalAlignment::bottom_right;
+    c.bias.alibi_slope = 0.25;
+    const auto g = tiled_matches(Q3, K, V, mat<float>({{1}, {-2}, {0.5f}}), p, c);
+    for (Eigen::Index i = 0; i < 3; ++i) CHECK(std::abs(g.dQ(i, 0)) <= 1e-9);
+  }
+}
+
+TEST_CASE("tiled additive near 0 at tau = 1e-4 with a softcap: dQ from the row sums (fuzzer)",
+          "[faults][reliability][tiled][score]") {
+  // Every tanh argument is near 1e-8, so dA_ih = v_h sum_j dS_ij (1 - t^2) is nearly the
+  // row's sum of dS: dQ was -3.6e-4 where the right value is 4e-13 (twice the bar).
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 1e-4;
+  c.bias.softcap = 6.95337025;
+  const auto p = additive_params(mat<float>({{1.17273891f}, {-0.031363558f}, {1.33336735f}, {-0.771694601f}}),
+                                 mat<float>({{0.383388877f}, {1.2512517f}, {0.426473469f}, {0.507703722f}}),
+                                 vec({0.357620329f, -0.0993139818f, 0.0382208303f, -0.0516179912f}));
+  const Matrix Q = mat<float>({{3.99999998e-08f}}),
+               K = mat<float>({{2.06249435e-08f}, {0}, {0}, {-9.99999994e-09f}, {-1.99999999e-08f}, {0}}),
+               V = mat<float>({{3.99902344f}, {0}, {-3}, {0}, {0}, {0}}), dO = mat<float>({{1.92188025f}});
+  const auto g = tiled_matches(Q, K, V, dO, p, c);
+  CHECK(std::abs(g.dQ(0, 0)) <= 1e-6);
+}
+
+TEST_CASE("row sums: saturated additive rows and huge values keep their exact 0 (review findings)",
+          "[faults][reliability][tiled][score]") {
+  // A first version took R_i - sum_j dS_ij t^2 for every row and summed R_i in double even
+  // without a softcap: where the tanh saturates (t = 1 in float, 1 - t^2 = 0) the float core
+  // gives exactly 0 and the split left 6e-5 (61 times the bar); with a value of 1.6e30 the
+  // double row sum left 1e14 where the right value is 0.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 1e-3;
+  const auto p = additive_params(mat<float>({{1}}), mat<float>({{1}}), vec({1}));
+  const Matrix K = mat<float>({{0}, {0.75f}, {1.5f}}), V = mat<float>({{1}, {-3.8200979f}, {2.5f}});
+  SECTION("a saturated row (q = 50)") {
+    const auto g = tiled_matches(mat<float>({{50}}), K, V, mat<float>({{1}}), p, c, 1);
+    CHECK(g.dQ(0, 0) == 0.0f);
+  }
+  SECTION("a zero query beside a large one (the direct form), q = 12 and q = 3") {
+    tiled_matches(mat<float>({{0}, {12}}), K, V, mat<float>({{0.5f}, {1}}), p, c, 1);
+    tiled_matches(mat<float>({{0}, {3}}), K, V, mat<float>({{0.5f}, {1}}), p, c, 1);
+  }
+  SECTION("additive with a value of 1.6e30") {
+    c.temperature = 0.251858401;
+    const auto pa = additive_params(mat<float>({{0.661573827f, -0.574301422f, -0.520867705f}}), mat<float>({{0.1632265f}}),
+                                    vec({0.665069878f}));
+    const auto g = tiled_matches(mat<float>({{130, 0, 0}}), Matrix::Zero(3, 1),
+                                 mat<float>({{0, 1.58361455e+30f, 0}, {0, 0, 0}, {0, 0, 0}}), mat<float>({{0, -1, 0}}), pa, c, 1);
+    CHECK(g.dQ.cwiseAbs().maxCoeff() == 0.0f);
+  }
+  SECTION("linear concat with a value of 1.1e24") {
+    c.score = "linear_concat";
+    c.scale = 1.757786;
+    c.temperature = 0.0939809897;
+    ScoreParams<float> pl;
+    pl.w = vec({0.505291045f, 1.30717623f, -0.629588723f, 0.619957924f});
+    const auto g = tiled_matches(mat<float>({{0, 0}}), mat<float>({{0, 0}, {0, -0.239999995f}}),
+                                 mat<float>({{1.11799692e+24f}, {0}}), mat<float>({{3.02051401f}}), pl, c, 1);
+    CHECK(g.dQ.cwiseAbs().maxCoeff() == 0.0f);
+  }
+}
+
+TEST_CASE("row sums and slopes: a second reviewer's inputs", "[faults][reliability][tiled][score]") {
+  AttentionConfig<float> c;
+  c.bias.softcap = 1;
+  c.temperature = 0.02;
+  c.bias.dense = mat<float>({{0, 0.1f, 0.7f}});
+  SECTION("linear concat: the reference slope at a key of tiny P beside saturated keys (dQ 2e15, right 2e-6)") {
+    c.score = "linear_concat";
+    ScoreParams<float> p;
+    p.w = vec({1, 1});
+    tiled_matches(mat<float>({{0}}), mat<float>({{0}, {40}, {45}}), mat<float>({{0}, {1e30f}, {-3.3e29f}}), mat<float>({{1}}),
+                  p, c, 1);
+  }
+  SECTION("additive: the same with the direct form") {
+    c.score = "additive";
+    tiled_matches(mat<float>({{0}}), mat<float>({{0}, {50}, {45}}), mat<float>({{0}, {1.2345e12f}, {-3.31e11f}}),
+                  mat<float>({{1}}), additive_params(mat<float>({{1}}), mat<float>({{1}}), vec({40})), c, 1);
+  }
+  SECTION("additive: R - sum dS t^2 with float softcap slopes near saturation (10.5 times the bar)") {
+    c.score = "additive";
+    c.bias.softcap = 0.1316;
+    c.temperature = 0.011;
+    c.bias.dense.resize(0, 0);
+    const Matrix I = Matrix::Identity(2, 2);
+    tiled_matches(mat<float>({{0, 0}}), mat<float>({{0, 0}, {50, 0}, {50, -0.3f}}), mat<float>({{0}, {1e4f}, {0}}),
+                  mat<float>({{1}}), additive_params(I, I, vec({1, 0.05f})), c, 1);
+  }
+}
+
+TEST_CASE("tiled additive, fused form: tied keys stay tied, and p = e^{2a} e^{2b} may overflow (review findings)",
+          "[faults][reliability][tiled][score]") {
+  AttentionConfig<float> c;
+  c.score = "additive";
+  SECTION("keys 1 and 4 tied: e^{2B} of both from the same exp (dQ 1.3e-5 where it is 0)") {
+    c.temperature = 0.000695599397;
+    const auto p = additive_params(mat<float>({{-0.384306341f, -1.14284694f, -0.534101605f}, {-0.33037737f, 0.418877184f, -0.330851048f}}),
+                                   mat<float>({{-0.410572648f, -0.842416406f, 0.0767096132f}, {-0.311415315f, 0.0101552941f, -0.677989542f}}),
+                                   vec({-0.63523519f, 0.874936402f}));
+    const Matrix K = mat<float>({{0, 0, -1}, {0.886650443f, 3.61772919f, -1.00391245f}, {0, 0, -1}, {0, 0, -1},
+                                 {0.886650443f, 3.61772919f, -1.00391245f}});
+    Matrix V = Matrix::Zero(5, 3);
+    V(4, 2) = 0.5f;
+    tiled_matches(Matrix::Zero(1, 3), K, V, mat<float>({{0, 0, 1.89999998f}}), p, c);
+  }
+  SECTION("A + B past 44 with |A|, |B| under 40: p = inf, 1 - t^2 = 0, not NaN") {
+    tiled_matches(mat<float>({{39}, {0.5f}}), mat<float>({{39}, {0.25f}, {-1}}), mat<float>({{1}, {-2}, {0.5f}}),
+                  mat<float>({{1}, {1}}), additive_params(mat<float>({{1}}), mat<float>({{1}}), vec({1})), c);
+  }
+}
+
+TEST_CASE("tiled additive, fused form: 1 - t^2 near t = -1 keeps its relative accuracy (fuzzer)",
+          "[faults][reliability][tiled][score]") {
+  // The fused backward formed 1 - t^2 as r (2 - r), r = 1 - t: at t = -0.987, r = 1.987 and
+  // 2 - r cancels (dB, so dW_k, 6e-6 relative off, 1.3 times the bar). Now p r^2 (2 - r = p r).
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.bias.softcap = 0.538520813;
+  c.bias.alibi_slope = 0.25;
+  ScoreParams<float> p = additive_params(mat<float>({{0.885817051f}, {0.258701444f}}), mat<float>({{-3}, {0.52517581f}}),
+                                         vec({-0.116210043f, 0.243787751f}));
+  p.b = vec({0, -2});
+  tiled_matches(Matrix::Zero(3, 1), mat<float>({{0}, {-1}}), mat<float>({{-2}, {0}}), mat<float>({{0}, {0}, {-1.1529215e+18f}}),
+                p, c);
+}
+
+TEST_CASE("fuzzer inputs of 2026-12-03 that pass since D is formed from the divided P and the fused tanh is tested",
+          "[faults][reliability][tiled][score]") {
+  AttentionConfig<float> c;
+  SECTION("additive at tau = 0.105, a value of 1.7e35 (dQ)") {
+    c.score = "additive";
+    c.temperature = 0.105100902;
+    const auto p = additive_params(mat<float>({{0.722102642f}, {-0.132936209f}, {0.721778154f}}),
+                                   mat<float>({{-2.58289552f}, {-2.1183691f}, {-0.60294205f}}),
+                                   vec({-0.493578196f, -0.756563246f, 0.22915028f}));
+    tiled_matches(mat<float>({{0.00999999978f}}), mat<float>({{0.00187652581f}, {0.0399166681f}, {0.0186666679f}}),
+                  mat<float>({{-3}, {1.66153499e+35f}, {1}}), mat<float>({{1}}), p, c);
+  }
+  SECTION("additive, queries at 0, keys near 1e-4, a value of 1.7e35 (dv)") {
+    c.score = "additive";
+    const auto p = additive_params(mat<float>({{-1.91609406f}}), mat<float>({{-0.286911488f}}), vec({-0.64093554f}));
+    tiled_matches(Matrix::Zero(3, 1), mat<float>({{0}, {9.99999975e-05f}, {9.99999975e-05f}, {0}, {0.000396875024f}}),
+                  mat<float>({{1.66153499e+35f}, {1}, {0}, {0}, {0}}), mat<float>({{1}, {0}, {0}}), p, c);
+  }
+  SECTION("additive, inputs near 3e-7, key padding and a window (dv)") {
+    c.score = "additive";
+    c.mask.key_length = 2;
+    c.mask.window_right = 0;
+    const auto p = additive_params(mat<float>({{0.945086122f}, {-1.07682717f}, {0.0802960917f}, {-0.819256306f}}),
+                                   mat<float>({{-0.979802549f}, {0.43379584f}, {1.28137362f}, {0.52092272f}}),
+                                   vec({0.00861769263f, 0.0836066157f, 0.527478993f, -0.270518512f}));
+    tiled_matches(mat<float>({{-3.00000011e-07f}}), mat<float>({{-2.45434251e-07f}, {-6.24846734e-08f}, {-2.00000002e-07f}}),
+                  mat<float>({{-1.1529215e+18f, -1, -1}, {0, 0, 0}, {0, 2, 0}}), mat<float>({{-3.71747208f, 0, 0}}), p, c);
+  }
+  SECTION("linear concat at scale 1e-40 and tau = 1e-4 (dw)") {
+    c.score = "linear_concat";
+    c.scale = 1e-40;
+    c.temperature = 1e-4;
+    ScoreParams<float> p;
+    p.w = vec({0, 0.0373953767f});
+    tiled_matches(mat<float>({{9.90352025e+19f}}), mat<float>({{-1.1529215e+10f}, {0}, {0}, {-3.65868189e-08f}}),
+                  mat<float>({{-1.01412048e+31f}, {-7.37869763e+19f}, {0}, {-0.705458164f}}), mat<float>({{3.12278938f}}),
+                  p, c);
+  }
+}
