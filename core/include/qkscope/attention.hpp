@@ -144,6 +144,21 @@ double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
   return std::ldexp(1.0, a + b);
 }
 
+/// When dZ = dL/dz overflowed (or came near it), divides dP by 2^e such that the bound
+/// |dL/dz| <= 2 |dP| / tau stays below max / 8, and returns 2^e, the factor the gradients
+/// must be multiplied by; returns 1 (dP untouched) otherwise. The caller reruns the
+/// normalizer backward, which is linear in dP.
+template <class T>
+double rescale_if_unbounded(const Mat<T>& dZ, Mat<T>& dP, double tau) {
+  constexpr double top = double(std::numeric_limits<T>::max()) / 8;
+  if (dZ.size() == 0 || (dZ.array().isFinite().all() && double(dZ.cwiseAbs().maxCoeff()) < top)) return 1;
+  const double bound = 2 * double(dP.cwiseAbs().maxCoeff()) / tau;
+  if (!(bound >= top) || !std::isfinite(bound)) return 1;  // not a dP overflow: the finite check names it
+  const int e = std::ilogb(bound / top) + 1;
+  dP *= T(std::ldexp(1.0, -e));
+  return std::ldexp(1.0, e);
+}
+
 /// Every gradient must be finite: an overflow (tau near 0, huge inputs) is reported, never
 /// returned as inf or NaN.
 template <class T>
@@ -315,40 +330,52 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   // are representable (all 0 when every key has the same value). The normalizer backward is
   // linear in dP, so it then runs on dP 2^-e and dZ, dtau are scaled back by 2^e at the end.
   Mat<T> dP = dO * V.transpose();
-  const double grad_scale = detail::rescale_if_overflowed(dP, dO, V);
+  double grad_scale = detail::rescale_if_overflowed(dP, dO, V);
 
-  // Through the normalizer: dZ = dL/dz on unmasked entries, 0 elsewhere.
+  // Through the normalizer: dZ = dL/dz on unmasked entries, 0 elsewhere, times 2^-e.
   Mat<T> dZ(shape.L_q, shape.L_k);
   double dtau = 0;
-  visit_normalizer(cfg.normalizer, [&](auto n) {
-    using N = decltype(n);
-    const auto& opt = cfg.norm_options.template get<N>();
-    const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
-    for (Eigen::Index i = 0; i < shape.L_q; ++i)
-      dtau += N::backward(detail::row_of(fwd.masked_scores, noise, i, T(cfg.temperature), opt),
-                          fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
-  });
-  if (grad_scale != 1) {
-    dZ = (dZ.template cast<double>() * grad_scale).template cast<T>();
-    dtau *= grad_scale;
+  auto normalizer_backward = [&] {
+    dtau = 0;
+    visit_normalizer(cfg.normalizer, [&](auto n) {
+      using N = decltype(n);
+      const auto& opt = cfg.norm_options.template get<N>();
+      const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
+      for (Eigen::Index i = 0; i < shape.L_q; ++i)
+        dtau += N::backward(detail::row_of(fwd.masked_scores, noise, i, T(cfg.temperature), opt),
+                            fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
+    });
+  };
+  normalizer_backward();
+  // dL/dz = P (dP - D) / tau can overflow where the gradients after the scale are
+  // representable (scale 1e-40, tau 5e-3, dP 2e38: fuzzer finding, where the tiled path,
+  // which forms dL/draw in double, returned them). Once more on dP 2^-e, |dL/dz| <= 2 |dP| / tau.
+  if (const double more = detail::rescale_if_unbounded(dZ, dP, cfg.temperature); more != 1) {
+    grad_scale *= more;
+    normalizer_backward();
   }
-  g.dtemperature = dtau;
+  g.dtemperature = dtau * grad_scale;
 
   // Through the biases (reverse order): dense, T5, relative, ALiBi (no parameters), softcap,
   // scale, with the pipeline's functor (tau is the normalizer's: 1 here). The relative
-  // positions use the mask's diagonal offset, as in the forward pass.
+  // positions use the mask's diagonal offset, as in the forward pass. After a rescale the
+  // chain runs in double (dL/dz itself may not fit T; dL/draw and the table sums may).
   const auto& b = cfg.bias;
   const auto mods = score_mods(b, fwd.scale, 1.0, resolve_mask(cfg.mask, shape.L_q, shape.L_k).offset);
-  if (b.dense.size()) g.ddense = dZ;
-  if (b.relative.size()) g.drelative = Vec<T>::Zero(b.relative.size());
-  if (b.t5) g.dt5_table = Vec<T>::Zero(b.t5_table.size());
+  if (b.dense.size()) g.ddense = (dZ.template cast<double>() * grad_scale).template cast<T>();
+  Eigen::VectorXd drel = Eigen::VectorXd::Zero(b.relative.size()), dt5 = Eigen::VectorXd::Zero(b.t5_table.size());
   Mat<T> dS(shape.L_q, shape.L_k);
   for (int i = 0; i < int(shape.L_q); ++i)
     for (int j = 0; j < int(shape.L_k); ++j) {
-      if (mods.relative) g.drelative(mods.relative_index(i, j)) += dZ(i, j);
-      if (mods.t5) g.dt5_table(mods.t5_index(i, j)) += dZ(i, j);
-      dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
+      const double dz = double(dZ(i, j)) * grad_scale;
+      if (mods.relative) drel(mods.relative_index(i, j)) += dz;
+      if (mods.t5) dt5(mods.t5_index(i, j)) += dz;
+      if (grad_scale == 1) dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
+      else if (dz == 0) dS(i, j) = 0;
+      else dS(i, j) = T(mods.grad_raw_from_z(dz, double(fwd.raw_scores(i, j))));
     }
+  if (b.relative.size()) g.drelative = drel.cast<T>();
+  if (b.t5) g.dt5_table = dt5.cast<T>();
 
   visit_score(cfg.score, [&](auto f) {
     ScoreGrads<T> sg;

@@ -221,3 +221,44 @@ TEST_CASE("fuzzer inputs of 2026-12-03 that pass since D is formed from the divi
                   p, c);
   }
 }
+
+TEST_CASE("core backward: dL/dz past FLT_MAX while dL/draw fits (scale 1e-40, fuzzer)",
+          "[faults][reliability][tiled][score]") {
+  // Row 3 (q = 0) is uniform over 7 keys and one value is 6e37, so dL/dz = P (dP - D) / tau
+  // is 5e39 at tau = 5.5e-3, past FLT_MAX, while dL/draw = dL/dz s' scale is about 0.5. The
+  // core's float backward rounded dL/dz to inf (dQ NaN, refused); the tiled path forms it in
+  // double and returned the gradients. The core now reruns the normalizer on dP 2^-e
+  // (detail::rescale_if_unbounded) and finishes the chain in double.
+  AttentionConfig<float> c;
+  c.score = "linear_concat";
+  c.temperature = 0.00549621067;
+  c.scale = -1e-40;
+  c.bias.softcap = 0.0326387043;
+  ScoreParams<float> p;
+  p.w = vec({1.36222792f, 8.67361738e-19f});
+  const Matrix Q = mat<float>({{-8.94598707e-05f}, {1.43561294e+34f}, {-0.000299999985f}, {0}, {0}}),
+               K = mat<float>({{0}, {0}, {0}, {0}, {0}, {0}, {0.000396889023f}}),
+               V = mat<float>({{1.58456325e+29f}, {5.98152547e+37f}, {0}, {0}, {0}, {0}, {0}}),
+               dO = mat<float>({{0}, {0}, {0}, {3.98425293f}, {0}});
+  SECTION("linear concat (the finding): finite, and the tiled path agrees") {
+    const auto f = attention_forward<float>(Q, K, V, p, c);
+    const auto g = attention_backward<float>(Q, K, V, p, c, f, dO);
+    CHECK(g.dQ.allFinite());
+    CHECK(std::isfinite(g.dtemperature));
+    tiled_matches(Q, K, V, dO, p, c);
+  }
+  SECTION("dot: the tiled path hands the overflow to the core, which returns it") {
+    c.score = "dot";
+    tiled_matches(Q, K, V, dO, ScoreParams<float>{}, c);
+  }
+  SECTION("a dense bias: dL/dB = dL/dz is not representable, and both paths refuse alike") {
+    c.bias.dense = Matrix::Zero(5, 7);
+    const auto f = attention_forward<float>(Q, K, V, p, c);
+    CHECK_THROWS_WITH(attention_backward<float>(Q, K, V, p, c, f, dO),
+                      Catch::Contains("gradient overflowed: dL/dbias.dense"));
+    const auto o = qktest::one_thread();
+    const auto t = cpu::attention_forward<float>(Q, K, V, p, c, o);
+    CHECK_THROWS_WITH(cpu::attention_backward<float>(Q, K, V, p, c, t, dO, o),
+                      Catch::Contains("gradient overflowed: dL/dbias.dense"));
+  }
+}

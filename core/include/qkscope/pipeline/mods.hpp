@@ -84,9 +84,11 @@ struct ScoreMods {
   /// dL/dz from dL/dx (also the gradient of the relative and T5 table entries and of B_ij).
   QKSCOPE_HOST_DEVICE T grad_z(T dx) const { return dx * inv_tau; }
   /// dL/draw from dL/dz: through the softcap and the scale.
-  QKSCOPE_HOST_DEVICE T grad_raw_from_z(T dz, T raw) const {
+  /// In U: T, or double where dL/dz itself may not fit T (attention.hpp after a rescale).
+  template <class U>
+  QKSCOPE_HOST_DEVICE U grad_raw_from_z(U dz, U raw) const {
     if (softcap) dz *= softcap_slope(raw);
-    return dz * scale;
+    return dz * U(scale);
   }
   /// d softcap(s) / ds = 1 - tanh^2(scale raw / c), evaluated in U: T here, double where
   /// the tiled backward sums a row's dL/draw in double (cpu/flash_backward.hpp).
