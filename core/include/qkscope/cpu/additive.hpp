@@ -143,14 +143,14 @@ struct AdditiveScorer {
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
   /// The backward hands whole rows (the header's comment on the direct form).
-  bool grad_q_by_rows() const { return true; }
+  static constexpr bool grad_q_by_rows = true;
   void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                    const Mat<T>& dS, const double* R, Mat<T>& dAt) const {
     const Eigen::Index L_k = dS.cols();
     if (EA) {  // fused: sech2 is accurate where the tanh saturates; block by block
       for (const Eigen::Index j0 : blocks) {
         const Eigen::Index bk = std::min(block_k, L_k - j0);
-        grad_q(i0, bq, j0, bk, dS.middleCols(j0, bk), dAt);
+        fused_grad_q(i0, bq, j0, bk, dS.middleCols(j0, bk), dAt);
       }
       return;
     }
@@ -217,18 +217,10 @@ struct AdditiveScorer {
     for (; r < bq; ++r) row_group.template operator()<1>(r);
   }
 
-  void grad_q(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
-              const ConstTileRef<T>& dS, Mat<T>& dAt) const {
+  /// The fused form's dA_ih += v_h sum_j dS_ij (1 - t^2) for one key block (grad_q_rows).
+  void fused_grad_q(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
+                    const ConstTileRef<T>& dS, Mat<T>& dAt) const {
     const Vec<T>& v = *vp;
-    if (!EA) {  // dA_rh += v_h sum_j dS_rj (1 - t^2), vectorised over the block's keys
-      Row t(bk);
-      for (Eigen::Index r = 0; r < bq; ++r)
-        for (Eigen::Index h = 0; h < v.size(); ++h) {
-          t = direct_tanh(i0 + r, h, j0, bk);
-          dAt(r, h) += v(h) * (dS.row(r).array() * (T(1) - t.square())).sum();
-        }
-      return;
-    }
     // dA_ih += v_h sum_j dS_ij (1 - t^2) (AddPack::sech2), vectorised over h, 4 packets of h at a time.
     using AP = AddPack<T>;
     using P = typename AP::P;

@@ -59,7 +59,7 @@ struct RowShift {
 };
 
 /// R_i = sum_j dL/draw_ij of each query row, for the scorers whose query gradient is built
-/// on it (grad_q_by_rows()). sum_j dx_ij = 0 exactly (D is the P-weighted mean of dP), so
+/// on it (grad_q_by_rows). sum_j dx_ij = 0 exactly (D is the P-weighted mean of dP), so
 /// without a softcap R_i = 0 (ALiBi, relative and dense biases shift a row alike) and it is
 /// not summed at all: a double sum of dx of size 1e24 / tau leaves 1e8 where the float core
 /// cancels to 0 (review finding). With a softcap of slope s'_j, R_i = (scale / tau)
@@ -79,7 +79,7 @@ struct RowSums {
 /// double from dx before it is rounded to T: a table entry read by every pair of a row has
 /// the gradient sum_j dz_ij = 0 exactly, and summing float dz of size 1e3 (tau = 1e-3) left
 /// 6e-5 where the rule allows 1e-6 (fuzzer finding). With rs (the scorers of
-/// grad_q_by_rows()) and a softcap, dL/draw = dx / tau * s' * scale is formed in double
+/// grad_q_by_rows) and a softcap, dL/draw = dx / tau * s' * scale is formed in double
 /// (pipeline::ScoreMods::grad_raw_from_z with the slope in double) and R_i gathered (RowSums).
 template <class T>
 void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index j0,
@@ -169,7 +169,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
   }
   if (D) {  // pass A: the same dL/draw as pass B (exact slopes for the by-rows scorers)
     const RowSums slopes_only{};
-    finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense, sc.grad_q_by_rows() ? &slopes_only : nullptr);
+    finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense, Scorer::grad_q_by_rows ? &slopes_only : nullptr);
   }
   return true;
 }
@@ -282,7 +282,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     }
     dtau_part[item] = -acc / double(ops.tau);
     // Scorers built on the row sums (grad_q_by_rows) take the whole row of blocks at once.
-    const bool by_rows = sc.grad_q_by_rows();
+    constexpr bool by_rows = Scorer::grad_q_by_rows;
     w.row_sums.assign(bq, 0.0);
     w.row_ref.assign(bq, 0.0);
     if (by_rows && ops.mods.softcap)  // s'_ref: the slope at the row's key of largest P (RowSums)
@@ -300,9 +300,9 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
                      w.rowS.middleCols(j0, bk), nullptr, nullptr, by_rows ? &rs : nullptr);
-      if (!by_rows) sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
+      if constexpr (!by_rows) sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }
-    if (by_rows) sc.grad_q_rows(i0, bq, blocks, opt.block_k, w.rowdX, w.row_sums.data(), w.dQt);
+    if constexpr (by_rows) sc.grad_q_rows(i0, bq, blocks, opt.block_k, w.rowdX, w.row_sums.data(), w.dQt);
     g[n].dQs.middleRows(i0, bq) = w.dQt;
   });
   // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.

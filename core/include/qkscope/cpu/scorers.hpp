@@ -5,10 +5,10 @@
 //   grad_q(i0, bq, j0, bk, dS, dQt)       dQt (bq, q_width) += dL/d(query side)
 //   grad_k(i0, bq, j0, bk, dS, dKt, ext)  dKt (bk, k_width) += dL/d(key side), ext += extra
 //   q_width(), k_width(), extra_size()
-//   grad_q_by_rows(), grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt)
-//                                         where grad_q_by_rows() is true, the backward calls
-//                                         grad_q_rows once per query tile instead of grad_q
-//                                         per block: dS_rows (bq, L_k) holds the blocks
+//   grad_q_by_rows (static constexpr bool), and where it is true
+//   grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt)
+//                                         instead of grad_q: the backward calls it once per
+//                                         query tile: dS_rows (bq, L_k) holds the blocks
 //                                         starting at `blocks`, R (bq) each row's sum of dS
 //                                         formed in double (flash_backward.hpp, RowSums). A
 //                                         query gradient built on sum_j dS_ij is then 0
@@ -55,9 +55,7 @@ struct DotScorer {
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
   Eigen::Index extra_size() const { return 0; }
-  bool grad_q_by_rows() const { return false; }
-  void grad_q_rows(Eigen::Index, Eigen::Index, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
-                   const double*, Mat<T>&) const {}
+  static constexpr bool grad_q_by_rows = false;
   void scale_queries(Eigen::Index i0, Eigen::Index bq, T c, Mat<T>& Qt) const {
     Qt.noalias() = c * Qs->middleRows(i0, bq);
   }
@@ -92,11 +90,7 @@ struct SeparableScorer {
     for (Eigen::Index r = 0; r < bq; ++r)
       S.row(r) = c->segment(j0, bk).transpose().array() + (*a)(i0 + r);
   }
-  void grad_q(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
-              Mat<T>& dQt) const {
-    dQt.col(0) += dS.rowwise().sum();
-  }
-  bool grad_q_by_rows() const { return true; }
+  static constexpr bool grad_q_by_rows = true;
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
                    const double* R, Mat<T>& dQt) const {
     for (Eigen::Index r = 0; r < bq; ++r) dQt(r, 0) += T(R[r]);
