@@ -22,6 +22,7 @@
 
 #include "qkscope/bias/bias.hpp"
 #include "qkscope/detail/check.hpp"
+#include "qkscope/detail/grad_guards.hpp"
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/mask/mask.hpp"
 #include "qkscope/norm/registry.hpp"
@@ -125,66 +126,6 @@ void check_temperature_in(double tau, bool soft, const std::string& normalizer) 
     return "temperature " + num(tau) +
            " underflows to 0 in this precision; use normalizer 'hard' for the tau -> 0 limit";
   });
-}
-
-/// When dP = dO V^T overflowed (or came near it), recomputes it as (dO 2^-a)(V 2^-b)^T with both factors
-/// near 1 and returns 2^(a+b), the factor the normalizer's gradients must be multiplied by;
-/// returns 1 (dP untouched) otherwise.
-template <class T>
-double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
-  // Below max / 8, dP_j - dP_k and p . dP stay finite in the normalizer backward.
-  if (dP.size() == 0 || (dP.array().isFinite().all() && dP.cwiseAbs().maxCoeff() < std::numeric_limits<T>::max() / 8))
-    return 1;
-  const int a = std::ilogb(double(dO.cwiseAbs().maxCoeff()));
-  const int b = std::ilogb(double(V.cwiseAbs().maxCoeff())) + std::ilogb(double(V.cols())) + 1;
-  // Scaled copies first: Eigen folds scalar factors of a product's operands out of the
-  // GEMM (it would compute dO V^T and overflow again).
-  const Mat<T> dOs = dO * T(std::ldexp(1.0, -a)), Vs = V * T(std::ldexp(1.0, -b));
-  dP.noalias() = dOs * Vs.transpose();
-  return std::ldexp(1.0, a + b);
-}
-
-/// When dZ = dL/dz overflowed (or came near it), divides dP by 2^e such that the bound
-/// |dL/dz| <= 2 |dP| / tau stays below max / 8, and returns 2^e, the factor the gradients
-/// must be multiplied by; returns 1 (dP untouched) otherwise. The caller reruns the
-/// normalizer backward, which is linear in dP.
-template <class T>
-double rescale_if_unbounded(const Mat<T>& dZ, Mat<T>& dP, double tau) {
-  constexpr double top = double(std::numeric_limits<T>::max()) / 8;
-  if (dZ.size() == 0 || (dZ.array().isFinite().all() && double(dZ.cwiseAbs().maxCoeff()) < top)) return 1;
-  const double bound = 2 * double(dP.cwiseAbs().maxCoeff()) / tau;
-  if (!(bound >= top) || !std::isfinite(bound)) return 1;  // not a dP overflow: the finite check names it
-  const int e = std::ilogb(bound / top) + 1;
-  dP *= T(std::ldexp(1.0, -e));
-  return std::ldexp(1.0, e);
-}
-
-/// Every gradient must be finite: an overflow (tau near 0, huge inputs) is reported, never
-/// returned as inf or NaN.
-template <class T>
-void require_gradients_finite(const AttentionGrads<T>& g) {
-  auto check = [](const auto& m, const char* name) {
-    if (m.allFinite()) return;  // vectorised; the loop below names the first bad entry
-    for (Eigen::Index i = 0; i < m.size(); ++i)
-      if (!std::isfinite(double(m.data()[i])))
-        fail(std::string("gradient overflowed: ") + name + " at flat index " + std::to_string(i) + " is " +
-             num(double(m.data()[i])) + ", not representable in this precision (inputs, dO or 1/temperature too large)");
-  };
-  check(g.dQ, "dL/dquery");
-  check(g.dK, "dL/dkey");
-  check(g.dV, "dL/dvalue");
-  check(g.dparams.W, "dL/dparams.W");
-  check(g.dparams.W_q, "dL/dparams.W_q");
-  check(g.dparams.W_k, "dL/dparams.W_k");
-  check(g.dparams.v, "dL/dparams.v");
-  check(g.dparams.b, "dL/dparams.b");
-  check(g.dparams.w, "dL/dparams.w");
-  check(g.drelative, "dL/dbias.relative");
-  check(g.dt5_table, "dL/dbias.t5_table");
-  check(g.ddense, "dL/dbias.dense");
-  require(std::isfinite(g.dtemperature) && std::isfinite(double(T(g.dtemperature))),
-          "gradient overflowed: dL/dtemperature is " + num(g.dtemperature) +
-              ", not representable in this precision");
 }
 
 /// The normalizer's per-call noise, one (L_q, L_k) draw, when it samples; else empty.
@@ -332,29 +273,32 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   Mat<T> dP = dO * V.transpose();
   double grad_scale = detail::rescale_if_overflowed(dP, dO, V);
 
-  // Through the normalizer: dZ = dL/dz on unmasked entries, 0 elsewhere, times 2^-e.
+  // Through the normalizer, row by row: dZ = dL/dz on unmasked entries (0 elsewhere) divided
+  // by row_scale(i). dL/dz = P (dP - D) / tau can overflow where the gradients after the scale
+  // are representable (scale 1e-40, tau 5e-3, dP 2e38: fuzzer finding, where the tiled path,
+  // which forms dL/draw in double, returned them): such a row reruns on dP 2^-e.
   Mat<T> dZ(shape.L_q, shape.L_k);
+  Eigen::VectorXd row_scale = Eigen::VectorXd::Constant(shape.L_q, grad_scale);
   double dtau = 0;
-  auto normalizer_backward = [&] {
-    dtau = 0;
-    visit_normalizer(cfg.normalizer, [&](auto n) {
-      using N = decltype(n);
-      const auto& opt = cfg.norm_options.template get<N>();
-      const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
-      for (Eigen::Index i = 0; i < shape.L_q; ++i)
-        dtau += N::backward(detail::row_of(fwd.masked_scores, noise, i, T(cfg.temperature), opt),
-                            fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
-    });
-  };
-  normalizer_backward();
-  // dL/dz = P (dP - D) / tau can overflow where the gradients after the scale are
-  // representable (scale 1e-40, tau 5e-3, dP 2e38: fuzzer finding, where the tiled path,
-  // which forms dL/draw in double, returned them). Once more on dP 2^-e, |dL/dz| <= 2 |dP| / tau.
-  if (const double more = detail::rescale_if_unbounded(dZ, dP, cfg.temperature); more != 1) {
-    grad_scale *= more;
-    normalizer_backward();
-  }
-  g.dtemperature = dtau * grad_scale;
+  bool shift_invariant = false;
+  visit_normalizer(cfg.normalizer, [&](auto n) {
+    using N = decltype(n);
+    if constexpr (requires { N::shift_invariant; }) shift_invariant = N::shift_invariant;
+    const auto& opt = cfg.norm_options.template get<N>();
+    const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
+    Eigen::Matrix<T, 1, Eigen::Dynamic> dPs;
+    for (Eigen::Index i = 0; i < shape.L_q; ++i) {
+      const auto row = detail::row_of(fwd.masked_scores, noise, i, T(cfg.temperature), opt);
+      double dtau_i = N::backward(row, fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
+      if (const int e = detail::row_rescale_exponent<T>(dZ.row(i), dP.row(i), cfg.temperature)) {
+        dPs = (dP.row(i).template cast<double>() * std::ldexp(1.0, -e)).template cast<T>();
+        dtau_i = N::backward(row, fwd.weights.row(i).data(), dPs.data(), dZ.row(i).data());
+        row_scale(i) *= std::ldexp(1.0, e);
+      }
+      dtau += dtau_i * row_scale(i);  // in double: rows past T's range may cancel (review finding)
+    }
+  });
+  g.dtemperature = dtau;
 
   // Through the biases (reverse order): dense, T5, relative, ALiBi (no parameters), softcap,
   // scale, with the pipeline's functor (tau is the normalizer's: 1 here). The relative
@@ -362,15 +306,15 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   // chain runs in double (dL/dz itself may not fit T; dL/draw and the table sums may).
   const auto& b = cfg.bias;
   const auto mods = score_mods(b, fwd.scale, 1.0, resolve_mask(cfg.mask, shape.L_q, shape.L_k).offset);
-  if (b.dense.size()) g.ddense = (dZ.template cast<double>() * grad_scale).template cast<T>();
+  if (b.dense.size()) g.ddense = (dZ.template cast<double>().array().colwise() * row_scale.array()).matrix().template cast<T>();
   Eigen::VectorXd drel = Eigen::VectorXd::Zero(b.relative.size()), dt5 = Eigen::VectorXd::Zero(b.t5_table.size());
   Mat<T> dS(shape.L_q, shape.L_k);
   for (int i = 0; i < int(shape.L_q); ++i)
     for (int j = 0; j < int(shape.L_k); ++j) {
-      const double dz = double(dZ(i, j)) * grad_scale;
+      const double dz = double(dZ(i, j)) * row_scale(i);
       if (mods.relative) drel(mods.relative_index(i, j)) += dz;
       if (mods.t5) dt5(mods.t5_index(i, j)) += dz;
-      if (grad_scale == 1) dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
+      if (row_scale(i) == 1) dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
       else if (dz == 0) dS(i, j) = 0;
       else dS(i, j) = T(mods.grad_raw_from_z(dz, double(fwd.raw_scores(i, j))));
     }
@@ -378,8 +322,14 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   if (b.t5) g.dt5_table = dt5.cast<T>();
 
   visit_score(cfg.score, [&](auto f) {
+    using F = decltype(f);
     ScoreGrads<T> sg;
-    decltype(f)::template backward<T>(Q, K, params, dS, sg);
+    // Scorers built on each row's sum of dL/draw take it exact (detail::row_sums_of_grad_raw).
+    if constexpr (requires(const Eigen::VectorXd& R) { F::template backward<T>(Q, K, params, dS, sg, R); })
+      F::template backward<T>(Q, K, params, dS, sg,
+                              detail::row_sums_of_grad_raw(dZ, row_scale, fwd.raw_scores, fwd.weights, mods, shift_invariant));
+    else
+      F::template backward<T>(Q, K, params, dS, sg);
     g.dQ = std::move(sg.dQ);
     g.dK = std::move(sg.dK);
     g.dparams = std::move(sg.dparams);

@@ -19,6 +19,7 @@ struct GumbelSoftmax {
   static constexpr const char* label = "Gumbel-softmax";
   static constexpr const char* tex = R"(p_j=\frac{e^{(z_j+g_j)/\tau}}{\sum_l e^{(z_l+g_l)/\tau}},\ g_j\sim\mathrm{Gumbel}(0,1))";
   static constexpr bool soft = true;
+  static constexpr bool shift_invariant = true;  // same weights for z + c: sum_j dL/dz_j = 0
 
   struct Options {
     std::uint64_t seed = 0;  // noise seed
@@ -58,7 +59,7 @@ struct GumbelSoftmax {
   }
   /// Soft: softmax backward on z + g. Hard: the same soft gradient (straight-through).
   template <class T>
-  static T backward(const Row<T, Options>& r, const T* p, const T* dp, T* dz) {
+  static double backward(const Row<T, Options>& r, const T* p, const T* dp, T* dz) {
     std::vector<T> y, soft(r.n);
     perturbed(r, y);
     const T* ps = p;

@@ -15,6 +15,7 @@ struct Hard {
   static constexpr const char* label = "Hard (argmax)";
   static constexpr const char* tex = R"(p=\operatorname{onehot}\big(\arg\max_j z_j\big))";
   static constexpr bool soft = false;
+  static constexpr bool shift_invariant = true;  // same weights for z + c: sum_j dL/dz_j = 0
   using Options = NoOptions;
 
   template <class T>
@@ -23,9 +24,9 @@ struct Hard {
     for (Eigen::Index j = 0; j < r.n; ++j) p[j] = T(j == best ? 1 : 0);
   }
   template <class T>
-  static T backward(const Row<T>& r, const T*, const T*, T* dz) {
+  static double backward(const Row<T>& r, const T*, const T*, T* dz) {
     for (Eigen::Index j = 0; j < r.n; ++j) dz[j] = T(0);
-    return T(0);
+    return 0;
   }
 };
 

@@ -77,10 +77,11 @@ inline void stable_softmax(const T* z, Eigen::Index n, T tau, const char* keep, 
 /// dp is first shifted by the dp of the first attended key (p . 1 = 1 makes the result
 /// independent of the shift): equal dp then give dz = 0 exactly instead of p times the
 /// rounding of p . dp, which 1 / tau or a later rescaling would blow up.
-/// Returns dL/dtau = -sum_j dz_j (z_j - c) / tau for the shift c (the result is
+/// Returns dL/dtau = -sum_j dz_j (z_j - c) / tau for the shift c, in double: a float row past
+/// FLT_MAX may be cancelled by another row (the caller sums rows in double). (The result is
 /// independent of c because sum_j dz_j = 0; the shift keeps it finite).
 template <class T>
-inline T softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index n, T tau, T* dz) {
+inline double softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index n, T tau, T* dz) {
   T dot = 0, c = -std::numeric_limits<T>::infinity(), base = 0;
   for (Eigen::Index j = 0; j < n; ++j)
     if (p[j] > 0) { base = dp[j]; break; }
@@ -99,7 +100,7 @@ inline T softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index n, T
     dz[j] = g / tau;
     if (p[j] > 0 && z[j] != c) acc += Acc(g) * Acc(scaled_gap(z[j], c, tau));  // a zero gap adds exactly 0
   }
-  return T(-acc / Acc(tau));
+  return double(-acc / Acc(tau));
 }
 
 }  // namespace qkscope::norm

@@ -12,6 +12,7 @@ struct Softmax {
   static constexpr const char* label = "Softmax";
   static constexpr const char* tex = R"(p_j=\frac{e^{z_j/\tau}}{\sum_l e^{z_l/\tau}})";
   static constexpr bool soft = true;  // requires tau > 0
+  static constexpr bool shift_invariant = true;  // same weights for z + c: sum_j dL/dz_j = 0
   /// Computable key block by key block with a running max and sum (Milakov & Gimelshein
   /// 2018): the tiled CPU kernels and the CUDA kernels run it; others fall back to the core.
   static constexpr bool online = true;
@@ -22,7 +23,7 @@ struct Softmax {
     stable_softmax(r.z, r.n, r.tau, nullptr, p);
   }
   template <class T>
-  static T backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
+  static double backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
     return softmax_backward(r.z, p, dp, r.n, r.tau, dz);
   }
 };

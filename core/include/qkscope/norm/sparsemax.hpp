@@ -17,6 +17,7 @@ struct Sparsemax {
   static constexpr const char* label = "Sparsemax";
   static constexpr const char* tex = R"(p=\arg\min_{p\in\Delta}\lVert p-\mathbf z/\tau\rVert^2)";
   static constexpr bool soft = true;
+  static constexpr bool shift_invariant = true;  // same weights for z + c: sum_j dL/dz_j = 0
   using Options = NoOptions;
 
   /// Shift-invariance lets us use y = (z - max) / tau, finite for any tau > 0.
@@ -41,7 +42,7 @@ struct Sparsemax {
   }
   /// dy = s * (dp - mean_S dp); dz = dy / tau; dtau = -sum_j dz_j (z_j - m) / tau.
   template <class T>
-  static T backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
+  static double backward(const Row<T>& r, const T* p, const T* dp, T* dz) {
     // dp shifted by its first supported entry (the result does not depend on the shift):
     // equal dp on the support give dz = 0 exactly.
     T sum = 0, m = -std::numeric_limits<T>::infinity(), base = 0;
@@ -65,7 +66,7 @@ struct Sparsemax {
       dz[j] = g / r.tau;
       if (p[j] > 0 && r.z[j] != m) acc += Acc(g) * Acc(scaled_gap(r.z[j], m, r.tau));  // no inf * 0
     }
-    return T(-acc / Acc(r.tau));
+    return double(-acc / Acc(r.tau));
   }
 };
 

@@ -17,6 +17,7 @@ struct TopKSoftmax {
   static constexpr const char* label = "Top-k softmax";
   static constexpr const char* tex = R"(p=\operatorname{softmax}\big(\operatorname{top}_k(\mathbf z)/\tau\big))";
   static constexpr bool soft = true;
+  static constexpr bool shift_invariant = true;  // same weights for z + c: sum_j dL/dz_j = 0
 
   struct Options {
     int top_k = 1;  // keys kept per row
@@ -43,7 +44,7 @@ struct TopKSoftmax {
     stable_softmax(r.z, r.n, r.tau, keep.data(), p);
   }
   template <class T>
-  static T backward(const Row<T, Options>& r, const T* p, const T* dp, T* dz) {
+  static double backward(const Row<T, Options>& r, const T* p, const T* dp, T* dz) {
     return softmax_backward(r.z, p, dp, r.n, r.tau, dz);
   }
 };

@@ -76,20 +76,31 @@ struct Additive {
   /// With T_ijh = tanh(.), G_ijh = dS_ij v_h (1 - T_ijh^2):
   /// dA = sum_j G, dB = sum_i G, db = sum_ij G, dv = sum_ij dS_ij T_ij,
   /// dQ = dA W_q, dW_q = dA^T Q, dK = dB W_k, dW_k = dB^T K.
+  /// dA_ih = v_h sum_j dS_ij (1 - T^2) is taken as that sum or as R_i - sum_j dS_ij T^2 (R_i =
+  /// sum_j dS_ij given exactly, attention.hpp), whichever has the smaller rounding bound
+  /// (sum |dS| (1 - T^2) against sum |dS| T^2): the first is exact where the tanh saturates,
+  /// the second where every T is near 0, when the sum is nearly the row's exact 0 (as the
+  /// tiled form, cpu/additive.hpp).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
-                       ScoreGrads<T>& g) {
+                       ScoreGrads<T>& g, const Eigen::VectorXd& R) {
     const Eigen::Index d_h = p.v.size();
     const Mat<T> A = project_q(Q, p), B = K * p.W_k.transpose();
     Mat<T> dA = Mat<T>::Zero(Q.rows(), d_h), dB = Mat<T>::Zero(K.rows(), d_h);
     Vec<T> dv = Vec<T>::Zero(d_h);
-    Mat<T> H(K.rows(), d_h), G(K.rows(), d_h);
+    Mat<T> H(K.rows(), d_h), H2(K.rows(), d_h), U(K.rows(), d_h);
     for (Eigen::Index i = 0; i < Q.rows(); ++i) {
+      const auto ds = dS.row(i).transpose();
+      const Vec<T> ads = ds.cwiseAbs();
       H = (B.rowwise() + A.row(i)).array().tanh();
-      dv.noalias() += H.transpose() * dS.row(i).transpose();
-      G = (dS.row(i).transpose() * p.v.transpose()).array() * (T(1) - H.array().square());
-      dA.row(i) = G.colwise().sum();
-      dB += G;
+      H2 = H.array().square();
+      U = (T(1) - H2.array()).matrix();
+      dv.noalias() += H.transpose() * ds;
+      const Vec<T> plain = U.transpose() * ds, plain_bound = U.transpose() * ads;
+      const Vec<T> split = -(H2.transpose() * ds), split_bound = H2.transpose() * ads;
+      for (Eigen::Index h = 0; h < d_h; ++h)
+        dA(i, h) = p.v(h) * (split_bound(h) < plain_bound(h) ? T(R(i) + double(split(h))) : plain(h));
+      dB.noalias() += (ds * p.v.transpose()).cwiseProduct(U);
     }
     g.dQ = dA * p.W_q;
     g.dK = dB * p.W_k;

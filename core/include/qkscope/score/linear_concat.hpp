@@ -49,11 +49,13 @@ struct LinearConcat {
     const Vec<T> a = Q * p.w.head(Q.cols()), c = K * p.w.tail(K.cols());
     return a.replicate(1, K.rows()) + c.transpose().replicate(Q.rows(), 1);
   }
-  /// dQ_i = (sum_j dS_ij) w_q, dK_j = (sum_i dS_ij) w_k, dw = [Q^T r; K^T c].
+  /// dQ_i = r_i w_q, dK_j = (sum_i dS_ij) w_k, dw = [Q^T r; K^T c], with r_i = sum_j dS_ij
+  /// given exactly as R (attention.hpp): a_i shifts its row's logits alike, so r_i is 0 without
+  /// a softcap, where a float sum of dS of size 1e20 left 3e13 (and dw overflowed: fuzzer).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
-                       ScoreGrads<T>& g) {
-    const Vec<T> r = dS.rowwise().sum(), c = dS.colwise().sum().transpose();
+                       ScoreGrads<T>& g, const Eigen::VectorXd& R) {
+    const Vec<T> r = R.cast<T>(), c = dS.colwise().sum().transpose();
     g.dQ = r * p.w.head(Q.cols()).transpose();
     g.dK = c * p.w.tail(K.cols()).transpose();
     g.dparams.w.resize(p.w.size());
