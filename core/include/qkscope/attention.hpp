@@ -279,25 +279,32 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   // which forms dL/draw in double, returned them): such a row reruns on dP 2^-e.
   Mat<T> dZ(shape.L_q, shape.L_k);
   Eigen::VectorXd row_scale = Eigen::VectorXd::Constant(shape.L_q, grad_scale);
-  double dtau = 0;
+  std::vector<double> dtau_rows(shape.L_q);
   bool shift_invariant = false;
-  visit_normalizer(cfg.normalizer, [&](auto n) {
-    using N = decltype(n);
-    if constexpr (requires { N::shift_invariant; }) shift_invariant = N::shift_invariant;
-    const auto& opt = cfg.norm_options.template get<N>();
-    const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
-    Eigen::Matrix<T, 1, Eigen::Dynamic> dPs;
-    for (Eigen::Index i = 0; i < shape.L_q; ++i) {
-      const auto row = detail::row_of(fwd.masked_scores, noise, i, T(cfg.temperature), opt);
-      double dtau_i = N::backward(row, fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
-      if (const int e = detail::row_rescale_exponent<T>(dZ.row(i), dP.row(i), cfg.temperature)) {
-        dPs = (dP.row(i).template cast<double>() * std::ldexp(1.0, -e)).template cast<T>();
-        dtau_i = N::backward(row, fwd.weights.row(i).data(), dPs.data(), dZ.row(i).data());
-        row_scale(i) *= std::ldexp(1.0, e);
-      }
-      dtau += dtau_i * row_scale(i);  // in double: rows past T's range may cancel (review finding)
+  auto normalizer_rows = [&](const std::vector<Eigen::Index>& rows) {
+    visit_normalizer(cfg.normalizer, [&](auto n) {
+      using N = decltype(n);
+      if constexpr (requires { N::shift_invariant; }) shift_invariant = N::shift_invariant;
+      const auto& opt = cfg.norm_options.template get<N>();
+      const Mat<T> noise = detail::noise_of<N, T>(opt, shape.L_q, shape.L_k);
+      for (const Eigen::Index i : rows)
+        dtau_rows[i] = N::backward(detail::row_of(fwd.masked_scores, noise, i, T(cfg.temperature), opt),
+                                   fwd.weights.row(i).data(), dP.row(i).data(), dZ.row(i).data());
+    });
+  };
+  std::vector<Eigen::Index> rows(shape.L_q);
+  for (Eigen::Index i = 0; i < shape.L_q; ++i) rows[i] = i;
+  normalizer_rows(rows);
+  rows.clear();
+  for (Eigen::Index i = 0; i < shape.L_q; ++i)
+    if (const int e = detail::row_rescale_exponent(dZ.row(i).data(), dP.row(i).data(), shape.L_k, cfg.temperature)) {
+      for (Eigen::Index j = 0; j < shape.L_k; ++j) dP(i, j) = T(double(dP(i, j)) * std::ldexp(1.0, -e));
+      row_scale(i) *= std::ldexp(1.0, e);
+      rows.push_back(i);
     }
-  });
+  if (!rows.empty()) normalizer_rows(rows);
+  double dtau = 0;  // in double: rows past T's range may cancel (review finding)
+  for (Eigen::Index i = 0; i < shape.L_q; ++i) dtau += dtau_rows[i] * row_scale(i);
   g.dtemperature = dtau;
 
   // Through the biases (reverse order): dense, T5, relative, ALiBi (no parameters), softcap,
@@ -306,12 +313,13 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   // chain runs in double (dL/dz itself may not fit T; dL/draw and the table sums may).
   const auto& b = cfg.bias;
   const auto mods = score_mods(b, fwd.scale, 1.0, resolve_mask(cfg.mask, shape.L_q, shape.L_k).offset);
-  if (b.dense.size()) g.ddense = (dZ.template cast<double>().array().colwise() * row_scale.array()).matrix().template cast<T>();
+  if (b.dense.size()) g.ddense.resize(shape.L_q, shape.L_k);
   Eigen::VectorXd drel = Eigen::VectorXd::Zero(b.relative.size()), dt5 = Eigen::VectorXd::Zero(b.t5_table.size());
   Mat<T> dS(shape.L_q, shape.L_k);
   for (int i = 0; i < int(shape.L_q); ++i)
     for (int j = 0; j < int(shape.L_k); ++j) {
       const double dz = double(dZ(i, j)) * row_scale(i);
+      if (b.dense.size()) g.ddense(i, j) = T(dz);
       if (mods.relative) drel(mods.relative_index(i, j)) += dz;
       if (mods.t5) dt5(mods.t5_index(i, j)) += dz;
       if (row_scale(i) == 1) dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));

@@ -221,3 +221,56 @@ TEST_CASE("fuzzer inputs of 2026-12-03 that pass since D is formed from the divi
                   p, c);
   }
 }
+
+TEST_CASE("additive: the split R - sum dS t^2 only where the row's dS add up to R (review finding)",
+          "[faults][reliability][tiled][score]") {
+  // Key 1 has P = 1.0f and a saturated tanh; keys 0 and 2 have P near 1e-20 to 1e-9. The
+  // normalizer's first-key shift rounds key 1's dS to 0 (its error is eps times dP_1 - dP_0,
+  // not eps |dS_1|), so sum |dS| t^2 looked tiny and the split lost the whole -dS_1 term:
+  // dQ = db = -4.1e-12 where the right value is 4.1186e-10 (the tiled path, the code before,
+  // and by hand v sum dS (1 - t^2) = 0.99 * 4.16e-10). Such a row now takes the plain sum.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  const auto p = additive_params(mat<float>({{1}}), mat<float>({{1}}), vec({1}));
+  const Matrix Q = mat<float>({{0}}), dO = mat<float>({{1}});
+  SECTION("with a dense bias, in float and in double") {
+    c.bias.dense = mat<float>({{-46, 0, -20.7f}});
+    const Matrix K = mat<float>({{0.1f}, {20}, {0.1f}}), V = mat<float>({{-1e6f}, {0}, {1}});
+    const auto g = tiled_matches(Q, K, V, dO, p, c);
+    CHECK_THAT(double(g.dQ(0, 0)), Catch::Matchers::WithinRel(4.1186e-10, 1e-3));
+    const auto f = attention_forward<float>(Q, K, V, p, c);
+    CHECK_THAT(double(attention_backward<float>(Q, K, V, p, c, f, dO).dQ(0, 0)), Catch::Matchers::WithinRel(4.1186e-10, 1e-3));
+    // The double core (the harness's reference) had the same fault at 1e-10 / 1e10.
+    AttentionConfig<double> cd = qktest::config_as<double>(c);
+    cd.bias.dense = qkscope::MatrixD{{-92, 0, -23}};
+    const qkscope::MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd{{-1e10}, {0}, {1}};
+    const ScoreParams<double> pd = p.cast<double>();
+    const auto fd = attention_forward<double>(Qd, Kd, Vd, pd, cd);
+    CHECK_THAT(attention_backward<double>(Qd, Kd, Vd, pd, cd, fd, dO.cast<double>()).dQ(0, 0),
+               Catch::Matchers::WithinRel(4.12935e-11, 1e-4));
+  }
+  SECTION("no bias, scale 50") {
+    c.scale = 50;
+    const auto g = tiled_matches(Q, mat<float>({{0.0801f}, {20}, {0.672f}}), mat<float>({{-1e6f}, {0}, {1}}), dO, p, c);
+    CHECK_THAT(double(g.dQ(0, 0)), Catch::Matchers::WithinRel(3.408e-8, 1e-3));
+  }
+}
+
+TEST_CASE("additive: keys tied, a value of 1.6e29: the split's reference tanh makes dQ exactly 0 (fuzzer)",
+          "[faults][reliability][tiled][score]") {
+  // Every key is 0, so each row's t_j are equal and dA_ih = v_h (1 - t^2) R_i = 0. The split
+  // R - sum dS t^2 summed float dS t^2 of size 2e25 and left dQ -7e17 (just past the bar); with
+  // the reference t_r of the largest |dS|, sum dS (t^2 - t_r^2) is 0 term by term.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  const auto p = additive_params(mat<float>({{0.974649191f}, {-0.839836001f}, {-0.470224053f}, {-0.641323566f}}),
+                                 mat<float>({{0.486005634f}, {-1.32636797f}, {1.88561356f}, {0.675261497f}}),
+                                 vec({0, 0.516007602f, -0.441370308f, -0.581029117f}));
+  const Matrix Q = mat<float>({{-0.0350537114f}, {0}, {0}}), K = Matrix::Zero(7, 1),
+               V = mat<float>({{-3}, {0}, {3.97036791f}, {1.58456325e+29f}, {-1}, {-2}, {-3.86841488f}}),
+               dO = mat<float>({{-1}, {3.97595215f}, {0}});
+  const auto g = tiled_matches(Q, K, V, dO, p, c);
+  CHECK(g.dQ.cwiseAbs().maxCoeff() <= 1e-6f);
+  const auto f = attention_forward<float>(Q, K, V, p, c);
+  CHECK(attention_backward<float>(Q, K, V, p, c, f, dO).dQ.cwiseAbs().maxCoeff() <= 1e-6f);
+}

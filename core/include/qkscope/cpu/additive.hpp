@@ -24,11 +24,14 @@
 //   dv_h = sum_ij dS_ij t_ijh.
 // The direct form sums a row's dA in one of two ways (grad_q_rows), whichever has the smaller
 // rounding bound: sum_j dS_ij (1 - t^2) (exact where the tanh saturates: t = +-1, 1 - t^2 = 0)
-// or R_i - sum_j dS_ij t^2, with R_i = sum_j dS_ij from the backward (0 without a softcap:
-// flash_backward.hpp, RowSums), exact where every t is near 0. There sum_j dS_ij (1 - t^2)
-// is nearly R_i, and summing float dS of size 1 / tau left dQ twice past the rule (inputs
-// near 1e-8 at tau = 1e-4: fuzzer finding); the split alone, at saturated rows, gave dQ
-// 6e-5 where it is 0 (review finding).
+// or (1 - t_r^2) R_i - sum_j dS_ij (t^2 - t_r^2), with R_i = sum_j dS_ij from the backward
+// (0 without a softcap: flash_backward.hpp, RowSums) and t_r the tanh at the row's key of
+// largest |dS|, exact where the t of a row are near each other (all near 0, or tied keys).
+// There sum_j dS_ij (1 - t^2) is nearly R_i, and summing float dS of size 1 / tau left dQ
+// twice past the rule (inputs near 1e-8 at tau = 1e-4: fuzzer finding); the split alone, at
+// saturated rows, gave dQ 6e-5 where it is 0 (review finding). The split only where the
+// row's dS add up to R_i within their rounding (score::Additive::split_consistent, the
+// core's rule).
 #pragma once
 
 #include <cmath>
@@ -36,6 +39,7 @@
 #include <limits>
 #include <vector>
 
+#include "qkscope/score/additive.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 #include "qkscope/cpu/scorers.hpp"
@@ -155,24 +159,43 @@ struct AdditiveScorer {
       return;
     }
     const Vec<T>& v = *vp;
-    Row t(std::min(block_k, L_k)), t2(t.size()), u(t.size());
-    for (Eigen::Index r = 0; r < bq; ++r)
+    // t2: the row's t^2 at each key of its blocks; u, w: per block 1 - t^2 and t^2 - t_r^2
+    // (temporaries, so that the four sums share two reduction kernels: wasm module size).
+    Row t2(L_k), u(std::min(block_k, L_k)), w(u.size());
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      // The split only where the row's dS add up to R within their rounding (the core's rule);
+      // its reference t_r: the tanh at the row's key of largest |dS|.
+      T row_sum = 0, row_abs = 0;
+      Eigen::Index top = blocks.empty() ? 0 : blocks[0];
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
+          row_sum += dS(r, j);
+          row_abs += std::abs(dS(r, j));
+          if (std::abs(dS(r, j)) > std::abs(dS(r, top))) top = j;
+        }
+      const bool exact_dS = score::Additive::split_consistent(row_sum, row_abs, R[r], L_k);
       for (Eigen::Index h = 0; h < v.size(); ++h) {
-        // plain = sum dS u, split = -sum dS t^2, and their bounds sum |dS| u, sum |dS| t^2.
+        for (const Eigen::Index j0 : blocks) {
+          const Eigen::Index bk = std::min(block_k, L_k - j0);
+          t2.segment(j0, bk) = direct_tanh(i0 + r, h, j0, bk).square();
+        }
+        const T ref2 = t2(top);  // the same element: tied keys stay tied
+        // plain = sum dS u, split = -sum dS (t^2 - t_r^2), and their bounds.
         T plain = 0, split = 0, plain_bound = 0, split_bound = 0;
         for (const Eigen::Index j0 : blocks) {
           const Eigen::Index bk = std::min(block_k, L_k - j0);
           const auto ds = dS.row(r).segment(j0, bk).array();
-          t.head(bk) = direct_tanh(i0 + r, h, j0, bk);
-          t2.head(bk) = t.head(bk).square();
-          u.head(bk) = T(1) - t2.head(bk);
+          u.head(bk) = T(1) - t2.segment(j0, bk);
+          w.head(bk) = t2.segment(j0, bk) - ref2;
           plain += (ds * u.head(bk)).sum();
           plain_bound += (ds.abs() * u.head(bk)).sum();
-          split -= (ds * t2.head(bk)).sum();
-          split_bound += (ds.abs() * t2.head(bk)).sum();
+          split -= (ds * w.head(bk)).sum();
+          w.head(bk) = w.head(bk).abs();
+          split_bound += (ds.abs() * w.head(bk)).sum();
         }
-        dAt(r, h) += v(h) * (split_bound < plain_bound ? T(R[r] + double(split)) : plain);
+        dAt(r, h) += v(h) * (exact_dS && split_bound < plain_bound ? T((1 - double(ref2)) * R[r] + double(split)) : plain);
       }
+    }
   }
 
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;

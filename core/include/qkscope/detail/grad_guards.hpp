@@ -40,11 +40,17 @@ double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
 /// 0 when the row is fine, or when dP itself is past that (the finite check names it). Per
 /// row: one global factor pushed rows of small dP into subnormals (10% off, or all 0: review
 /// finding).
-template <class T, class Row>
-int row_rescale_exponent(const Row& dZ_row, const Row& dP_row, double tau) {
+template <class T>
+int row_rescale_exponent(const T* dz, const T* dp, Eigen::Index n, double tau) {
   constexpr double top = double(std::numeric_limits<T>::max()) / 8;
-  if (dZ_row.size() == 0 || (dZ_row.array().isFinite().all() && double(dZ_row.cwiseAbs().maxCoeff()) < top)) return 0;
-  const double bound = 2 * double(dP_row.cwiseAbs().maxCoeff()) / tau;
+  double max_dz = 0, max_dp = 0;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const double a = std::abs(double(dz[j]));
+    max_dz = a > max_dz || std::isnan(a) ? a : max_dz;  // a NaN stays (std::max would drop it)
+    max_dp = std::max(max_dp, std::abs(double(dp[j])));
+  }
+  if (max_dz < top) return 0;  // false for NaN and inf
+  const double bound = 2 * max_dp / tau;
   if (!(bound >= top) || !std::isfinite(bound)) return 0;
   return std::ilogb(bound / top) + 1;
 }

@@ -73,14 +73,26 @@ struct Additive {
     }
     return S;
   }
+  /// Whether a row's dS (float sum row_sum, sum of |dS| row_abs, n keys) add up to the exact
+  /// row sum R within their own rounding: R - sum dS T^2 assumes each dS_ij is within a few
+  /// eps |dS_ij|. A dS whose error is eps times a larger term (the dominant key of a one-hot
+  /// row, P = 1.0f, whose dS rounded to 0 beside P 1e-20 keys) gave dQ -4.1e-12 where it is
+  /// 4.1e-10 (review finding); such a row takes the plain sum.
+  template <class T>
+  static bool split_consistent(T row_sum, T row_abs, double R, Eigen::Index n) {
+    return std::abs(double(row_sum) - R) <= double(n + 4) * double(std::numeric_limits<T>::epsilon()) * double(row_abs);
+  }
   /// With T_ijh = tanh(.), G_ijh = dS_ij v_h (1 - T_ijh^2):
   /// dA = sum_j G, dB = sum_i G, db = sum_ij G, dv = sum_ij dS_ij T_ij,
   /// dQ = dA W_q, dW_q = dA^T Q, dK = dB W_k, dW_k = dB^T K.
-  /// dA_ih = v_h sum_j dS_ij (1 - T^2) is taken as that sum or as R_i - sum_j dS_ij T^2 (R_i =
-  /// sum_j dS_ij given exactly, attention.hpp), whichever has the smaller rounding bound
-  /// (sum |dS| (1 - T^2) against sum |dS| T^2): the first is exact where the tanh saturates,
-  /// the second where every T is near 0, when the sum is nearly the row's exact 0 (as the
-  /// tiled form, cpu/additive.hpp).
+  /// dA_ih = v_h sum_j dS_ij (1 - T^2) is taken as that sum or, with R_i = sum_j dS_ij given
+  /// exactly (attention.hpp) and T_r the tanh at the row's key of largest |dS|, as
+  /// (1 - T_r^2) R_i - sum_j dS_ij (T^2 - T_r^2), whichever has the smaller rounding bound
+  /// (sum |dS| (1 - T^2) against sum |dS| |T^2 - T_r^2|): the first is exact where the tanh
+  /// saturates, the second where the T of a row are near each other (all near 0, or keys tied:
+  /// t^2 sum dS of size 2e25 left 7e17 where the value is 0, fuzzer finding), when the sum is
+  /// nearly the row's exact 0 (as the tiled form, cpu/additive.hpp). The second only where
+  /// the row's dS sum to R within their rounding (split_consistent).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
                        ScoreGrads<T>& g, const Eigen::VectorXd& R) {
@@ -88,19 +100,40 @@ struct Additive {
     const Mat<T> A = project_q(Q, p), B = K * p.W_k.transpose();
     Mat<T> dA = Mat<T>::Zero(Q.rows(), d_h), dB = Mat<T>::Zero(K.rows(), d_h);
     Vec<T> dv = Vec<T>::Zero(d_h);
-    Mat<T> H(K.rows(), d_h), H2(K.rows(), d_h), U(K.rows(), d_h);
+    using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
+    Mat<T> H(K.rows(), d_h);
+    Row plain(d_h), plain_bound(d_h), split(d_h), split_bound(d_h), ref2(d_h);
+    const Row v = p.v.transpose().array();
     for (Eigen::Index i = 0; i < Q.rows(); ++i) {
-      const auto ds = dS.row(i).transpose();
-      const Vec<T> ads = ds.cwiseAbs();
       H = (B.rowwise() + A.row(i)).array().tanh();
-      H2 = H.array().square();
-      U = (T(1) - H2.array()).matrix();
-      dv.noalias() += H.transpose() * ds;
-      const Vec<T> plain = U.transpose() * ds, plain_bound = U.transpose() * ads;
-      const Vec<T> split = -(H2.transpose() * ds), split_bound = H2.transpose() * ads;
+      Eigen::Index top = 0;  // the key of largest |dS|: its t^2 is the split's reference
+      for (Eigen::Index j = 1; j < K.rows(); ++j)
+        if (std::abs(dS(i, j)) > std::abs(dS(i, top))) top = j;
+      ref2 = H.row(top).array().square();
+      plain.setZero();
+      plain_bound.setZero();
+      split.setZero();
+      split_bound.setZero();
+      // One pass over the keys, scalar (small code for the wasm modules): dv, dB, the four sums.
+      T row_sum = 0, row_abs = 0;
+      for (Eigen::Index j = 0; j < K.rows(); ++j) {
+        const T d = dS(i, j), a = std::abs(d);
+        row_sum += d;
+        row_abs += a;
+        for (Eigen::Index h = 0; h < d_h; ++h) {
+          const T t = H(j, h), t2 = t * t, u = T(1) - t2, w = t2 - ref2(h);
+          dv(h) += d * t;
+          dB(j, h) += d * v(h) * u;
+          plain(h) += d * u;
+          plain_bound(h) += a * u;
+          split(h) -= d * w;
+          split_bound(h) += a * std::abs(w);
+        }
+      }
+      const bool exact_dS = split_consistent(row_sum, row_abs, R(i), K.rows());
       for (Eigen::Index h = 0; h < d_h; ++h)
-        dA(i, h) = p.v(h) * (split_bound(h) < plain_bound(h) ? T(R(i) + double(split(h))) : plain(h));
-      dB.noalias() += (ds * p.v.transpose()).cwiseProduct(U);
+        dA(i, h) = v(h) * (exact_dS && split_bound(h) < plain_bound(h) ? T((1 - double(ref2(h))) * R(i) + double(split(h)))
+                                                                         : plain(h));
     }
     g.dQ = dA * p.W_q;
     g.dK = dB * p.W_k;
