@@ -225,11 +225,20 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   type Sparse = { full: ForwardResult; sparse: ForwardResult; kept: number; scored: number; err: number; dw: number };
   let cur: Sparse | null = null;
 
+  // The inputs and the full softmax depend on the seed only: one forward per seed, not one
+  // per sparse evaluation (a dragged g or r recomputes 16 of them for the curve).
+  let base: { seed: number; Q: Matrix; K: Matrix; V: Matrix; full: ForwardResult } | null = null;
+  const inputs = (seed: number) => {
+    if (base?.seed !== seed) {
+      const Q = randn(seed, 10, L, D);
+      const K = randn(seed, 11, L, D);
+      const V = randn(seed, 12, L, D);
+      base = { seed, Q, K, V, full: ctx.qk.forward({ query: Q, key: K, value: V }) };
+    }
+    return base;
+  };
   const compute = (seed: number, pattern: 'topk' | 'window', k: number, w: number, g: number, r: number) => {
-    const Q = randn(seed, 10, L, D);
-    const K = randn(seed, 11, L, D);
-    const V = randn(seed, 12, L, D);
-    const full = ctx.qk.forward({ query: Q, key: K, value: V });
+    const { Q, K, V, full } = inputs(seed);
     const sparse = pattern === 'topk'
       ? ctx.qk.forward({ query: Q, key: K, value: V, normalizer: 'topk_softmax', topK: k })
       : ctx.qk.forward({ query: Q, key: K, value: V, mask: ctx.qk.sparsePattern({ queries: L, window: w, global: g, random: r, seed }) });
@@ -244,11 +253,14 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   };
 
   let curves: { topkKey: string; topk: Sparse[]; winKey: string; win: Sparse[] } = { topkKey: '', topk: [], winKey: '', win: [] };
+  let fullDrawn: ForwardResult | null = null;
   const draw = () => {
     const s = store.get();
     cur = compute(s.seed, s.pattern, s.k, s.w, s.g, s.r);
     const c = cur;
-    fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
+    // Only a new seed changes the full map (its 256 cells are not even compared otherwise).
+    if (fullDrawn !== c.full) fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
+    fullDrawn = c.full;
     const masked = (i: number, j: number) => (s.pattern === 'topk' ? c.sparse.weights.data[i * L + j] === 0 : c.sparse.maskedScores.data[i * L + j] === -Infinity);
     sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}, r = ${s.r}`}`, masked));
     // The curves depend on the seed (and g, r) only: dragging k or w reuses them.

@@ -35,6 +35,15 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
   const logLNote = testId(h('p', { className: 'hint' }), 'c9-logl');
   const weightsTitle = h('h3');
   let d: Diagnostics | null = null;
+  // The table's caption and header are drawn once; draw() fills its body.
+  const body = h('tbody');
+  table.append(h('caption', { className: 'sr-only', textContent: t.tableCaption }),
+    h('thead', {}, h('tr', {}, ...[t.colHead, t.colH, t.colHFrac, t.colMax, t.colSupport, t.colVerdict].map((x) => h('th', { scope: 'col' }, ...labelNodes(x))))),
+    body);
+  let drawnLogL = '';
+  const setData = (el: HTMLElement, key: string, value: string) => {
+    if (el.dataset[key] !== value) el.dataset[key] = value;
+  };
 
   const draw = () => {
     const s = store.get();
@@ -56,22 +65,25 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
       values: dd.weights[head - 1]!, palette: 'unit', decimals: 2, rowAxis: c.axisQuery, colAxis: c.axisKey, label: weightsTitle.textContent,
       cellLabel: (i, j, value) => fill(c.cellLabel, { row: c.axisQuery, i, col: c.axisKey, j, value }), maskedText: c.maskedCell, legendTitle: c.legendWeight,
     });
-    setLabel(logLNote, fill(t.logL, { v: fixed(dd.logL, 3) }));
-    const head1 = h('tr', {}, ...[t.colHead, t.colH, t.colHFrac, t.colMax, t.colSupport, t.colVerdict].map((x) => h('th', { scope: 'col' }, ...labelNodes(x))));
-    const body = h('tbody', {}, ...dd.heads.map((hd, k) => {
-      const tr = h('tr', {},
-        h('th', { scope: 'row', textContent: String(k + 1) }),
-        h('td', { textContent: fixed(hd.meanEntropy, 3) }),
-        h('td', { textContent: fixed(dd.logL > 0 ? hd.meanEntropy / dd.logL : 0, 2) }),
-        h('td', { textContent: fixed(hd.meanMax, 3) }),
-        h('td', { textContent: fixed(hd.meanSupport, 2) }),
-        h('td', { className: `c9-verdict c9-${hd.verdict}`, textContent: t.verdict[hd.verdict] }));
-      tr.dataset.entropy = String(hd.meanEntropy);
-      tr.dataset.max = String(hd.meanMax);
-      tr.dataset.verdict = hd.verdict;
-      return tr;
-    }));
-    table.replaceChildren(h('caption', { className: 'sr-only', textContent: t.tableCaption }), h('thead', {}, head1), body);
+    const logText = fill(t.logL, { v: fixed(dd.logL, 3) });
+    if (logText !== drawnLogL) setLabel(logLNote, (drawnLogL = logText));
+    // One row per head, updated in place: a dragged slider rewrites only the cells that change.
+    while (body.rows.length > dd.heads.length) body.lastElementChild!.remove();
+    dd.heads.forEach((hd, k) => {
+      const tr = body.rows[k] ?? body.appendChild(h('tr', {}, h('th', { scope: 'row', textContent: String(k + 1) }),
+        h('td'), h('td'), h('td'), h('td'), h('td', { className: 'c9-verdict' })));
+      const texts = [fixed(hd.meanEntropy, 3), fixed(dd.logL > 0 ? hd.meanEntropy / dd.logL : 0, 2), fixed(hd.meanMax, 3),
+        fixed(hd.meanSupport, 2), t.verdict[hd.verdict]];
+      texts.forEach((text, n) => {
+        const td = tr.cells[n + 1]!;
+        if (td.textContent !== text) td.textContent = text;
+      });
+      const verdictClass = `c9-verdict c9-${hd.verdict}`;
+      if (tr.cells[5]!.className !== verdictClass) tr.cells[5]!.className = verdictClass;
+      setData(tr, 'entropy', String(hd.meanEntropy));
+      setData(tr, 'max', String(hd.meanMax));
+      setData(tr, 'verdict', hd.verdict);
+    });
   };
 
   const fig = new FigureFrame(ctx.cat, {
