@@ -274,3 +274,16 @@ TEST_CASE("additive: keys tied, a value of 1.6e29: the split's reference tanh ma
   const auto f = attention_forward<float>(Q, K, V, p, c);
   CHECK(attention_backward<float>(Q, K, V, p, c, f, dO).dQ.cwiseAbs().maxCoeff() <= 1e-6f);
 }
+
+TEST_CASE("additive backward, v = 0: dv takes the direct tanh where the fused one is 1% off (fuzzer)",
+          "[faults][reliability][tiled][score]") {
+  // dv_h = sum_ij dS_ij t_ijh does not depend on v, but the choice of the fused tanh weighed
+  // its error by |v_h|: at v = 0 it was "exact", and tanh arguments near 7e-6 (absolute error
+  // 1e-7, 1.4% of t) gave dv 2.6% off.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 0.064245571;
+  const auto p = additive_params(mat<float>({{0}}), mat<float>({{0.0720459968f}}), vec({0}));
+  tiled_matches(Matrix::Zero(3, 1), mat<float>({{0}, {9.99999975e-05f}, {9.99999975e-05f}, {0}, {0.000399987912f}}),
+                mat<float>({{0}, {-3}, {0}, {0}, {0}}), mat<float>({{2}, {1.66153499e+35f}, {1}}), p, c);
+}
