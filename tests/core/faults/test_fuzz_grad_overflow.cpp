@@ -14,10 +14,9 @@ using namespace qkscope;
 using Catch::Matchers::WithinRel;
 using qktest::mat;
 using qktest::tiled_matches;
+using qktest::vec;
 
 namespace {
-
-Vector vec(std::initializer_list<float> x) { return Eigen::Map<const Vector>(x.begin(), Eigen::Index(x.size())); }
 
 /// The float core's gradients of (Q, K, V, dO), and the double core's.
 std::pair<AttentionGrads<float>, AttentionGrads<double>> core_grads(const Matrix& Q, const Matrix& K, const Matrix& V,

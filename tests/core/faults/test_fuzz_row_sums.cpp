@@ -15,6 +15,7 @@
 using namespace qkscope;
 using qktest::mat;
 using qktest::tiled_matches;
+using qktest::vec;
 
 namespace {
 
@@ -26,8 +27,6 @@ ScoreParams<float> additive_params(const Matrix& W_q, const Matrix& W_k, const V
   p.b = Vector::Zero(v.size());
   return p;
 }
-
-Vector vec(std::initializer_list<float> x) { return Eigen::Map<const Vector>(x.begin(), Eigen::Index(x.size())); }
 
 }  // namespace
 

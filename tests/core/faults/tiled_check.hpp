@@ -6,12 +6,19 @@
 
 #include <catch2/catch.hpp>
 
+#include <initializer_list>
+
 #include "qkscope/cpu/attention.hpp"
 #include "qkscope/qkscope.hpp"
 #include "support/compare.hpp"
 #include "support/convert.hpp"
 
 namespace qktest {
+
+/// A float vector from a list ({0.5f, -2} for a scoring function's v or w).
+inline qkscope::Vector vec(std::initializer_list<float> x) {
+  return Eigen::Map<const qkscope::Vector>(x.begin(), Eigen::Index(x.size()));
+}
 
 inline qkscope::cpu::TiledOptions one_thread(Eigen::Index block_k = 2) {
   qkscope::cpu::TiledOptions o;
