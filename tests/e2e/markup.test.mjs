@@ -41,10 +41,17 @@ for (const lang of ['en', 'zh']) {
         await page.waitForFunction((id) => document.querySelector('article.chapter')?.id === id, id);
         assert.deepEqual(await rawText(page), [], `raw markup on ${id}`);
         // Heatmaps draw their cells to fit, so their labels keep their size (no 5-7 px text).
-        const small = await page.$$eval('.heatmap-svg', (svgs) => svgs
+        // A heatmap redraws from its ResizeObserver in the next frame after a layout change;
+        // on a loaded machine that frame can come after the walk's 300 ms, so allow it 3 s.
+        const smallLabels = () => page.$$eval('.heatmap-svg', (svgs) => svgs
           .map((s) => ({ id: s.closest('.heatmap').dataset.testid, k: s.getBoundingClientRect().width / Number(s.getAttribute('width')) }))
           .filter((x) => Number.isFinite(x.k) && x.k < 0.95)
           .map((x) => `${x.id}: labels at ${(12 * x.k).toFixed(1)} px`));
+        let small = await smallLabels();
+        for (let t = 0; small.length > 0 && t < 15; t++) {
+          await page.waitForTimeout(200);
+          small = await smallLabels();
+        }
         assert.deepEqual(small, [], `small heatmap labels on ${id}`);
         const captions = await page.$$eval('figcaption', (fs) => fs.map((f) => f.querySelector('strong')?.nextSibling?.textContent?.trim() ?? ''));
         // English captions; Chinese has no capitals (and keeps “softmax” lowercase).
