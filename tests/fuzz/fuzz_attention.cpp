@@ -193,10 +193,11 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
             c);
   if (!tb.ok) return;
   check_grads_finite(c, tg, "tiled");
-  // Gradients against the core in double, under the rule; the bar is the largest error of two
-  // float evaluations of the core (from its float forward, and from the double forward
-  // rounded to float), as in tests/core/cpu, and of the runs on inputs within rounding of
-  // the case's (perturbed.hpp): one run's rounding can be far luckier than usual.
+  // Gradients against the core in double, under the rule; the bar is the largest error of
+  // four float evaluations of the core (from its float forward; from the double forward
+  // rounded to float, as in tests/core/cpu; the same with the weights rounded up or down at
+  // random) and of the runs on inputs and logits within rounding of the case's
+  // (perturbed.hpp): one run's rounding can be far luckier than usual.
   if (!core_bwd.ok || !g) return;
   AttentionResult<double> f64;
   AttentionGrads<double> g64;
@@ -208,11 +209,22 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   const auto f32b = qktest::result_as<float>(f64);
   AttentionGrads<float> gb;
   if (!attempt([&] { gb = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, f32b, c.dO); }).ok) return;
+  // The same with each weight rounded up or down at random (perturbed.hpp): two more samples.
+  std::vector<AttentionGrads<double>> gr;
+  for (const std::uint64_t seed : {0x7A3C9E1D5B2F4861ull, 0x3F84D5B5B5470917ull}) {
+    qkfuzz::Signs s(seed);
+    const auto f32r = qkfuzz::weights_rounded_randomly(f64, s);
+    AttentionGrads<float> x;
+    if (attempt([&] { x = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, f32r, c.dO); }).ok)
+      gr.push_back(qkfuzz::grads_as_double(x));
+  }
   // field: the gradient in an AttentionGrads (of the runs on moved inputs, too).
   auto grad = [&](const char* what, const auto& fast, auto field) {
     const auto& ref = field(g64);
-    if (ref.size())
-      match(c, what, fast, farthest(ref, P([&](auto& e) -> auto& { return field(e.grads); }), &field(*g), &field(gb)), ref);
+    if (!ref.size()) return;
+    auto moved = P([&](auto& e) -> auto& { return field(e.grads); });
+    for (const auto& x : gr) moved.push_back(&field(x));
+    match(c, what, fast, farthest(ref, moved, &field(*g), &field(gb)), ref);
   };
   grad("tiled dQ", tg.dQ, [](auto& x) -> auto& { return x.dQ; });
   grad("tiled dK", tg.dK, [](auto& x) -> auto& { return x.dK; });
@@ -230,6 +242,7 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   std::vector<S1> t_moved_values;
   for (const auto& e : prs)
     if (e.ok) t_moved_values.push_back(S1(e.grads.dtemperature));
+  for (const auto& x : gr) t_moved_values.push_back(S1(x.dtemperature));
   std::vector<const S1*> t_moved;
   for (const auto& x : t_moved_values) t_moved.push_back(&x);
   const S1 t_ref(g64.dtemperature), t_a(g->dtemperature), t_b(gb.dtemperature);

@@ -6,7 +6,10 @@
 //    from a fixed stream, so the run is reproducible. Three streams: with one, equal inputs
 //    (tied keys) often got equal signs and stayed tied, and the bar missed how far the answer
 //    moves once they part (bilinear keys tied at 1e-8, tau 1e-4: dW moves by 1e16 when the
-//    keys part by one rounding, and the one-stream bar said 2e7).
+//    keys part by one rounding, and the one-stream bar said 2e7). The same runs also round
+//    each logit once (round_logits).
+//  - The core in float from the double forward with its weights rounded up or down at
+//    random (weights_rounded_randomly, two streams): the rounding of each P.
 //  - The core in float on the float inputs moved by one ulp (signs from a stream): a second
 //    sample of naive float math's error. One float run can be far luckier than its error
 //    model (where two gradient terms of 1e35 cancel to 4e31 it was 3 times closer than
@@ -61,6 +64,41 @@ void move_inputs(qkscope::Mat<T>& q, qkscope::Mat<T>& k, qkscope::Mat<T>& v, qks
   apply(c.bias.t5_table);
 }
 
+/// Adds to the dense bias (the last term of each logit z_ij, bias.hpp) one rounding of z_ij:
+/// d_ij = +-2^-24 |z_ij|, signs from the stream, 0 where z is masked. Any float path rounds
+/// each logit once at least (more for a sum of d terms), independently per key; moving the
+/// inputs does not model that where keys are tied within an ulp (their roundings are shared
+/// by every key of a row): additive logits 0.306 apart by 1.5e-8 give a dL/dtau of 1e26 whose
+/// every float evaluation is off by as much (docs/RELIABILITY.md, "The bar").
+inline void round_logits(qkscope::AttentionConfig<double>& c, const qkscope::MatrixD& z, Signs& s) {
+  if (c.bias.dense.size() == 0) c.bias.dense = qkscope::MatrixD::Zero(z.rows(), z.cols());
+  for (Eigen::Index i = 0; i < z.rows(); ++i)
+    for (Eigen::Index j = 0; j < z.cols(); ++j) {
+      const bool up = s.next();
+      if (std::isfinite(z(i, j)) && std::isfinite(c.bias.dense(i, j)))
+        c.bias.dense(i, j) += (up ? 1 : -1) * 0x1p-24 * std::abs(z(i, j));
+    }
+}
+
+/// The double forward's weights rounded to float, each up or down (signs from the stream)
+/// instead of to nearest; exact ones stay. The float backward from them is a sample of the
+/// error of any float path, which holds P in float: where a gradient is a difference of two
+/// keys' terms (a zero query's cosine dQ = -D (P_6 - P_5) / eps with P_6 - P_5 = 0.011 P),
+/// one rounding of each P moves it by ~100 eps, and one float run can be far luckier.
+inline qkscope::AttentionResult<float> weights_rounded_randomly(const qkscope::AttentionResult<double>& f, Signs& s) {
+  qkscope::AttentionResult<float> r = qktest::result_as<float>(f);
+  for (Eigen::Index k = 0; k < r.weights.size(); ++k) {
+    const double w = f.weights.data()[k];
+    float& x = r.weights.data()[k];
+    const bool up = s.next();
+    if (double(x) == w || !std::isfinite(w)) continue;
+    const float below = double(x) < w ? x : std::nextafter(x, -std::numeric_limits<float>::infinity());
+    const float above = double(x) > w ? x : std::nextafter(x, std::numeric_limits<float>::infinity());
+    x = up ? above : below;
+  }
+  return r;
+}
+
 /// One evaluation on moved inputs, in double (ok = false when it throws on them, e.g. a
 /// temperature moved past a limit).
 struct PerturbedReference {
@@ -94,12 +132,19 @@ inline std::vector<PerturbedReference> perturbed_references(
     const qkscope::Matrix& Kf, const qkscope::Matrix& Vf, const qkscope::Matrix& dOf,
     const qkscope::ScoreParams<float>& pf, const qkscope::AttentionConfig<float>& cf) {
   std::vector<PerturbedReference> out;
+  // The case's logits z (for the rounding of z and of the weights, below); none if it throws.
+  qkscope::MatrixD z;
+  try {
+    z = qkscope::attention_forward<double>(Q, K, V, params, cfg).masked_scores;
+  } catch (const std::invalid_argument&) {
+  }
   for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull, 0x8CB92BA72F3D8DD7ull}) {
     Signs s(seed);
     qkscope::MatrixD q = Q, k = K, v = V, g = dO;
     qkscope::ScoreParams<double> p = params;
     qkscope::AttentionConfig<double> c = cfg;
     move_inputs(q, k, v, g, p, c, s, [](double x, bool up) { return x * (1 + (up ? 1 : -1) * 0x1p-24); });
+    if (z.size()) round_logits(c, z, s);
     PerturbedReference r;
     try {
       r.fwd = qkscope::attention_forward<double>(q, k, v, p, c);
