@@ -149,7 +149,9 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   }
   const auto ref = reference::attention<double>(wide(c.Q), wide(c.K), wide(c.V), pd, cd);
   const MatrixD Qd = wide(c.Q), Kd = wide(c.K), Vd = wide(c.V);
-  const auto prs = qkfuzz::perturbed_references(Qd, Kd, Vd, wide(c.dO), pd, cd, c.Q, c.K, c.V, c.dO, c.params, c.cfg);
+  auto prs = qkfuzz::perturbed_references(Qd, Kd, Vd, wide(c.dO), pd, cd, c.Q, c.K, c.V, c.dO, c.params, c.cfg);
+  for (const bool queries : {true, false})
+    prs.push_back(qkfuzz::reversed(c.Q, c.K, c.V, c.dO, c.params, c.cfg, queries));
   // One field of every evaluation on moved inputs that ran: P([](auto& e) -> auto& { ... }).
   auto P = [&](auto field) {
     using X = std::remove_cvref_t<decltype(field(prs[0]))>;
@@ -196,8 +198,9 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   // Gradients against the core in double, under the rule; the bar is the largest error of
   // four float evaluations of the core (from its float forward; from the double forward
   // rounded to float, as in tests/core/cpu; the same with the weights rounded up or down at
-  // random) and of the runs on inputs and logits within rounding of the case's
-  // (perturbed.hpp): one run's rounding can be far luckier than usual.
+  // random; with the queries or the keys in reverse order) and of the runs on inputs and
+  // logits within rounding of the case's (perturbed.hpp): one run's rounding can be far
+  // luckier than usual.
   if (!core_bwd.ok || !g) return;
   AttentionResult<double> f64;
   AttentionGrads<double> g64;
