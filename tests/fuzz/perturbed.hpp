@@ -6,8 +6,8 @@
 //    from a fixed stream, so the run is reproducible. Three streams: with one, equal inputs
 //    (tied keys) often got equal signs and stayed tied, and the bar missed how far the answer
 //    moves once they part (bilinear keys tied at 1e-8, tau 1e-4: dW moves by 1e16 when the
-//    keys part by one rounding, and the one-stream bar said 2e7). The same runs also round
-//    each logit once (round_logits).
+//    keys part by one rounding, and the one-stream bar said 2e7). The same runs also move
+//    each logit to a float next to it (round_logits).
 //  - The core in float from the double forward with its weights rounded up or down at
 //    random (weights_rounded_randomly, two streams): the rounding of each P.
 //  - The core in float with the queries, and with the keys, in reverse order (reversed):
@@ -66,19 +66,27 @@ void move_inputs(qkscope::Mat<T>& q, qkscope::Mat<T>& k, qkscope::Mat<T>& v, qks
   apply(c.bias.t5_table);
 }
 
-/// Adds to the dense bias (the last term of each logit z_ij, bias.hpp) one rounding of z_ij:
-/// d_ij = +-2^-24 |z_ij|, signs from the stream, 0 where z is masked. Any float path rounds
-/// each logit once at least (more for a sum of d terms), independently per key; moving the
+/// Moves each logit z_ij to a float next to it, up or down (signs from the stream), through the
+/// dense bias (the last term of z, bias.hpp); a z that is a float, or masked, stays. A float
+/// path holds each logit in float at least once, rounded independently per key; moving the
 /// inputs does not model that where keys are tied within an ulp (their roundings are shared
 /// by every key of a row): additive logits 0.306 apart by 1.5e-8 give a dL/dtau of 1e26 whose
-/// every float evaluation is off by as much (docs/RELIABILITY.md, "The bar").
+/// every float evaluation is off by as much (docs/RELIABILITY.md, "The bar"). Up or down, not
+/// to nearest: up to an ulp, twice round-to-nearest's half (a review's point; the rule's own
+/// factor of 2 comes on top).
 inline void round_logits(qkscope::AttentionConfig<double>& c, const qkscope::MatrixD& z, Signs& s) {
   if (c.bias.dense.size() == 0) c.bias.dense = qkscope::MatrixD::Zero(z.rows(), z.cols());
+  constexpr float inf = std::numeric_limits<float>::infinity();
   for (Eigen::Index i = 0; i < z.rows(); ++i)
     for (Eigen::Index j = 0; j < z.cols(); ++j) {
       const bool up = s.next();
-      if (std::isfinite(z(i, j)) && std::isfinite(c.bias.dense(i, j)))
-        c.bias.dense(i, j) += (up ? 1 : -1) * 0x1p-24 * std::abs(z(i, j));
+      const double x = z(i, j);
+      const float f = float(x);
+      if (!std::isfinite(x) || !std::isfinite(f) || double(f) == x || !std::isfinite(c.bias.dense(i, j))) continue;
+      const float below = double(f) < x ? f : std::nextafter(f, -inf);
+      const float above = double(f) > x ? f : std::nextafter(f, inf);
+      const float to = up ? above : below;
+      if (std::isfinite(to)) c.bias.dense(i, j) += double(to) - x;
     }
 }
 
