@@ -169,3 +169,28 @@ TEST_CASE("tiled backward at tau = 8e37: lse tau past the float range keeps P (r
   const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
   for (Eigen::Index j = 0; j < 80; ++j) CHECK(g.dV(j, 0) == Approx(1.0 / 80).epsilon(1e-6));
 }
+
+TEST_CASE("tiled fused additive with tied keys: dQ takes the row split, 0 where it is 0 (fuzzer, 2026-12-03)",
+          "[faults][reliability][tiled][score]") {
+  // Keys tied to 1e-19 give equal (1 - t^2) on every key, so dA = v (1 - t^2) sum_j dS_ij = 0.
+  // The fused form summed dS (1 - t^2) of size 1 / tau = 1e3 per block: dQ -2.8e-5 (the
+  // core: 0). It now takes the direct form's split (cpu/additive.hpp, grad_q_rows).
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 0.000938716038;
+  ScoreParams<float> p;
+  p.W_q = qktest::mat<float>({{-0.229291156f, 0.00625491375f, 0.553721607f}, {0.63565892f, -0.117126562f, 0.315888643f},
+                              {-0.630319118f, -1.14677107f, -0.088315241f}, {0.168700978f, -0.0351572745f, 0.264523208f}});
+  p.W_k = qktest::mat<float>({{0.410518527f, 0.636901379f, -1.17694354f}, {-0.0329669528f, -0.682304144f, -0.245424941f},
+                              {0.298820347f, -0.63748163f, -0.126442924f}, {-0.256950438f, 0.375216961f, 1.39859784f}});
+  p.v = qktest::vec({0.0913447812f, -0.642030895f, -0.168408006f, -0.96844703f});
+  p.b = qktest::vec({0, 0, 0, 0});
+  const Matrix Q = qktest::mat<float>({{3.99828434f, 0, -3.49793196f}});
+  const Matrix K = qktest::mat<float>({{0, -8.67361738e-19f, 0}, {0, 0, 0}, {0, 0, 0}});
+  const Matrix V = qktest::mat<float>({{0, 0, 4}, {-3.99999213f, 1.83670992e-40f, -3.99999905f}, {-2, 0, 0}});
+  const Matrix dO = qktest::mat<float>({{-3.96877956f, 1, 1}});
+  for (const Eigen::Index block_k : {1, 2, 3}) {
+    const auto g = tiled_matches(Q, K, V, dO, p, c, block_k);
+    CHECK(g.dQ.cwiseAbs().maxCoeff() <= 1e-6f);
+  }
+}

@@ -22,9 +22,10 @@
 // longer tied once p r^2 carried that ulp (dQ 1.3e-5 where it is 0: review finding):
 //   dA_ih = v_h sum_j dS_ij (1 - t^2),  dB_jh = v_h sum_i dS_ij (1 - t^2),
 //   dv_h = sum_ij dS_ij t_ijh.
-// The direct form sums a row's dA in one of two ways (grad_q_rows), whichever has the smaller
+// Both forms sum a row's dA in one of two ways (grad_q_rows), whichever has the smaller
 // rounding bound: sum_j dS_ij (1 - t^2) (exact where the tanh saturates: t = +-1, 1 - t^2 = 0)
-// or (1 - t_r^2) R_i - sum_j dS_ij (t^2 - t_r^2), with R_i = sum_j dS_ij from the backward
+// or (1 - t_r^2) R_i - sum_j dS_ij (t^2 - t_r^2) (fused: u_r R_i + sum_j dS_ij (u - u_r) with
+// u = 1 - t^2 as (p r) r), with R_i = sum_j dS_ij from the backward
 // (0 without a softcap: flash_backward.hpp, RowSums) and t_r the tanh at the row's key of
 // largest |dS|, exact where the t of a row are near each other (all near 0, or tied keys).
 // There sum_j dS_ij (1 - t^2) is nearly R_i, and summing float dS of size 1 / tau left dQ
@@ -151,20 +152,15 @@ struct AdditiveScorer {
   void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                    const Mat<T>& dS, const double* R, Mat<T>& dAt) const {
     const Eigen::Index L_k = dS.cols();
-    if (EA) {  // fused: sech2 is accurate where the tanh saturates; block by block
-      for (const Eigen::Index j0 : blocks) {
-        const Eigen::Index bk = std::min(block_k, L_k - j0);
-        fused_grad_q(i0, bq, j0, bk, dS.middleCols(j0, bk), dAt);
-      }
-      return;
-    }
     const Vec<T>& v = *vp;
-    // t2: the row's t^2 at each key of its blocks; u, w: per block 1 - t^2 and t^2 - t_r^2
-    // (temporaries, so that the four sums share two reduction kernels: wasm module size).
-    Row t2(L_k), u(std::min(block_k, L_k)), w(u.size());
+    // Direct form: t2, the row's t^2 at each key of its blocks; u, w: per block 1 - t^2 and
+    // t^2 - t_r^2 (temporaries, so that the four sums share two reduction kernels: wasm module
+    // size). Fused form: its four sums and u_r per h (fused_row_sums).
+    Row t2(EA ? 0 : L_k), u(EA ? 0 : std::min(block_k, L_k)), w(u.size());
+    FusedRowSums fs;
     for (Eigen::Index r = 0; r < bq; ++r) {
       // The split only where the row's dS add up to R within their rounding (the core's rule);
-      // its reference t_r: the tanh at the row's key of largest |dS|.
+      // its reference: the key of largest |dS|.
       T row_sum = 0, row_abs = 0;
       Eigen::Index top = blocks.empty() ? 0 : blocks[0];
       for (const Eigen::Index j0 : blocks)
@@ -174,6 +170,14 @@ struct AdditiveScorer {
           if (std::abs(dS(r, j)) > std::abs(dS(r, top))) top = j;
         }
       const bool exact_dS = score::Additive::split_consistent(row_sum, row_abs, R[r], L_k);
+      if (EA) {  // fused: u = (p r) r, accurate everywhere, so its split is u_r R + sum dS (u - u_r)
+        fused_row_sums(i0 + r, r, top, blocks, block_k, dS, fs);
+        for (Eigen::Index h = 0; h < v.size(); ++h)
+          dAt(r, h) += v(h) * (exact_dS && fs.split_bound(h) < fs.plain_bound(h)
+                                   ? T(double(fs.u_r(h)) * R[r] + double(fs.split(h)))
+                                   : fs.plain(h));
+        continue;
+      }
       for (Eigen::Index h = 0; h < v.size(); ++h) {
         for (const Eigen::Index j0 : blocks) {
           const Eigen::Index bk = std::min(block_k, L_k - j0);
@@ -240,34 +244,59 @@ struct AdditiveScorer {
     for (; r < bq; ++r) row_group.template operator()<1>(r);
   }
 
-  /// The fused form's dA_ih += v_h sum_j dS_ij (1 - t^2) for one key block (grad_q_rows).
-  void fused_grad_q(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
-                    const ConstTileRef<T>& dS, Mat<T>& dAt) const {
-    const Vec<T>& v = *vp;
-    // dA_ih += v_h sum_j dS_ij (1 - t^2) (AddPack::sech2), vectorised over h, 4 packets of h at a time.
+  /// One row's sums of the fused form per h, u = 1 - t^2 = (p r) r (AddPack::sech2) and u_r
+  /// its value at the reference key: plain = sum_j dS_j u, split = sum_j dS_j (u - u_r), and
+  /// their bounds with |dS| and |u - u_r|.
+  struct FusedRowSums {
+    Row plain, plain_bound, split, split_bound, u_r;
+  };
+  /// The sums over the keys of a row's blocks (row i of A, row r of dS, reference key top),
+  /// vectorised over h. Tied keys give u = u_r exactly (the same operations on the same inputs).
+  void fused_row_sums(Eigen::Index i, Eigen::Index r, Eigen::Index top, const std::vector<Eigen::Index>& blocks,
+                      Eigen::Index block_k, const Mat<T>& dS, FusedRowSums& f) const {
     using AP = AddPack<T>;
     using P = typename AP::P;
-    const Eigen::Index dh = v.size();
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const T* ea = EA->data() + (i0 + r) * dh;
-      T* out = dAt.data() + r * dAt.outerStride();
-      Eigen::Index h = 0;
-      for (; h + AP::size <= dh; h += AP::size) {
-        const P a = ei::ploadu<P>(ea + h);
-        P g = ei::pset1<P>(T(0));
-        for (Eigen::Index c = 0; c < bk; ++c) {
-          const P p = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + (j0 + c) * dh + h)));
-          g = ei::pmadd(ei::pset1<P>(dS(r, c)), AP::sech2(p, AP::r_of(p)), g);
+    const Eigen::Index dh = vp->size(), L_k = dS.cols();
+    for (Row* x : {&f.plain, &f.plain_bound, &f.split, &f.split_bound, &f.u_r}) x->resize(dh);
+    const T* ea = EA->data() + i * dh;
+    Eigen::Index h = 0;
+    for (; h + AP::size <= dh; h += AP::size) {
+      const P a = ei::ploadu<P>(ea + h);
+      const P pt = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + top * dh + h)));
+      const P ut = AP::sech2(pt, AP::r_of(pt));
+      P g = ei::pset1<P>(T(0)), gb = g, gs = g, gsb = g;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
+          const P p = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + c * dh + h)));
+          const P u = AP::sech2(p, AP::r_of(p)), d = ei::psub(u, ut);
+          const P ds = ei::pset1<P>(dS(r, c)), ads = ei::pset1<P>(std::abs(dS(r, c)));
+          g = ei::pmadd(ds, u, g);
+          gb = ei::pmadd(ads, u, gb);
+          gs = ei::pmadd(ds, d, gs);
+          gsb = ei::pmadd(ads, ei::pabs(d), gsb);
         }
-        ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
-      }
-      for (; h < dh; ++h) {
-        T g = 0;
-        for (Eigen::Index c = 0; c < bk; ++c) {
-          g += dS(r, c) * AddPack<T>::sech2_scalar(ea[h] * (*EB)(j0 + c, h));
+      ei::pstoreu(f.plain.data() + h, g);
+      ei::pstoreu(f.plain_bound.data() + h, gb);
+      ei::pstoreu(f.split.data() + h, gs);
+      ei::pstoreu(f.split_bound.data() + h, gsb);
+      ei::pstoreu(f.u_r.data() + h, ut);
+    }
+    for (; h < dh; ++h) {
+      const T ut = AddPack<T>::sech2_scalar(ea[h] * (*EB)(top, h));
+      T g = 0, gb = 0, gs = 0, gsb = 0;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
+          const T u = AddPack<T>::sech2_scalar(ea[h] * (*EB)(c, h)), d = u - ut, ds = dS(r, c);
+          g += ds * u;
+          gb += std::abs(ds) * u;
+          gs += ds * d;
+          gsb += std::abs(ds) * std::abs(d);
         }
-        out[h] += v(h) * g;
-      }
+      f.plain(h) = g;
+      f.plain_bound(h) = gb;
+      f.split(h) = gs;
+      f.split_bound(h) = gsb;
+      f.u_r(h) = ut;
     }
   }
 
