@@ -22,8 +22,7 @@
 // longer tied once p r^2 carried that ulp (dQ 1.3e-5 where it is 0: review finding):
 //   dA_ih = v_h sum_j dS_ij (1 - t^2),  dB_jh = v_h sum_i dS_ij (1 - t^2),
 //   dv_h = sum_ij dS_ij t_ijh.
-// Both forms sum a row's dA, and its share of dv (sum_j dS_ij t, t_r R_i + sum_j dS_ij (t - t_r)),
-// in one of two ways (grad_q_rows), whichever has the smaller
+// Both forms sum a row's dA in one of two ways (grad_q_rows), whichever has the smaller
 // rounding bound: sum_j dS_ij (1 - t^2) (exact where the tanh saturates: t = +-1, 1 - t^2 = 0)
 // or (1 - t_r^2) R_i - sum_j dS_ij (t^2 - t_r^2) (fused: u_r R_i + sum_j dS_ij (u - u_r) with
 // u = 1 - t^2 as (p r) r), with R_i = sum_j dS_ij from the backward
@@ -44,10 +43,39 @@
 #include "qkscope/score/additive.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
-#include "qkscope/cpu/additive_row_sums.hpp"
 #include "qkscope/cpu/scorers.hpp"
 
 namespace qkscope::cpu::detail {
+
+namespace ei = Eigen::internal;
+
+/// Packets of T, and how many rows a micro-kernel keeps in registers.
+template <class T>
+struct AddPack {
+  using P = typename ei::packet_traits<T>::type;
+  static constexpr int size = ei::unpacket_traits<P>::size;
+  static constexpr int rows = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 4 : 2;
+  static constexpr int cols = size > 1 ? 4 : 1;  // packets of keys (forward), of h (backward)
+  /// -tanh(a + b) / 2 = 1 / (p + 1) - 1/2 for a = e^{2a}, e = e^{2b}, p = a e. Kept in
+  /// (-1/2, 1/2) so that sums of v_h times it do not cancel; scaling by -2 is exact.
+  static P half_neg_tanh(const P& a, const P& e) {
+    const P one = ei::pset1<P>(T(1));
+    return ei::psub(ei::pdiv(one, ei::pmadd(a, e, one)), ei::pset1<P>(T(0.5)));
+  }
+  /// tanh(a + b) from the exponentials (tests, and the scalar remainders).
+  static P tanh_of(const P& a, const P& e) { return ei::pmul(ei::pset1<P>(T(-2)), half_neg_tanh(a, e)); }
+  /// p = e^{2a} e^{2b} capped at max(T) / 4, so that p + 1 and p r stay finite.
+  static P capped(const P& p) { return ei::pmin(p, ei::pset1<P>(std::numeric_limits<T>::max() / 4)); }
+  /// r = 2 / (p + 1) = 1 - tanh(a + b), for a capped p.
+  static P r_of(const P& p) { return ei::pdiv(ei::pset1<P>(T(2)), ei::padd(p, ei::pset1<P>(T(1)))); }
+  /// 1 - tanh^2(a + b) = (p r) r for a capped p and its r (the header's comment).
+  static P sech2(const P& p, const P& r) { return ei::pmul(ei::pmul(p, r), r); }
+  static T sech2_scalar(T p) {
+    p = std::min(p, std::numeric_limits<T>::max() / 4);
+    const T r = T(2) / (p + T(1));
+    return (p * r) * r;
+  }
+};
 
 /// e^{2 X} element-wise, every element through Eigen's vectorised exp (a remainder through
 /// one padded packet), so that equal inputs give equal outputs wherever they sit.
@@ -122,13 +150,14 @@ struct AdditiveScorer {
   /// The backward hands whole rows (the header's comment on the direct form).
   static constexpr bool grad_q_by_rows = true;
   void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
-                   const Mat<T>& dS, const double* R, Mat<T>& dAt, Vec<T>& dv) const {
+                   const Mat<T>& dS, const double* R, Mat<T>& dAt) const {
     const Eigen::Index L_k = dS.cols();
     const Vec<T>& v = *vp;
-    // Direct form: t1 and t2, the row's t and t^2 at each key of its blocks. Fused form: its
-    // sums and u_r, t_r per h (fused_row_sums).
-    Row t1(EA ? 0 : L_k), t2(EA ? 0 : L_k);
-    FusedRowSums<T> fs;
+    // Direct form: t2, the row's t^2 at each key of its blocks; u, w: per block 1 - t^2 and
+    // t^2 - t_r^2 (temporaries, so that the four sums share two reduction kernels: wasm module
+    // size). Fused form: its four sums and u_r per h (fused_row_sums).
+    Row t2(EA ? 0 : L_k), u(EA ? 0 : std::min(block_k, L_k)), w(u.size());
+    FusedRowSums fs;
     for (Eigen::Index r = 0; r < bq; ++r) {
       // The split only where the row's dS add up to R within their rounding (the core's rule);
       // its reference: the key of largest |dS|.
@@ -143,37 +172,32 @@ struct AdditiveScorer {
       const bool exact_dS = score::Additive::split_consistent(row_sum, row_abs, R[r], L_k);
       if (EA) {  // fused: u = (p r) r, accurate everywhere, so its split is u_r R + sum dS (u - u_r)
         fused_row_sums(i0 + r, r, top, blocks, block_k, dS, fs);
-        for (Eigen::Index h = 0; h < v.size(); ++h) {
-          dAt(r, h) += v(h) * pick(exact_dS, fs.plain(h), fs.plain_bound(h), fs.u_r(h), R[r], fs.split(h), fs.split_bound(h));
-          dv(h) += pick(exact_dS, fs.tplain(h), fs.tplain_bound(h), fs.t_r(h), R[r], fs.tsplit(h), fs.tsplit_bound(h));
-        }
+        for (Eigen::Index h = 0; h < v.size(); ++h)
+          dAt(r, h) += v(h) * (exact_dS && fs.split_bound(h) < fs.plain_bound(h)
+                                   ? T(double(fs.u_r(h)) * R[r] + double(fs.split(h)))
+                                   : fs.plain(h));
         continue;
       }
       for (Eigen::Index h = 0; h < v.size(); ++h) {
         for (const Eigen::Index j0 : blocks) {
           const Eigen::Index bk = std::min(block_k, L_k - j0);
-          t1.segment(j0, bk) = direct_tanh(i0 + r, h, j0, bk);
-          t2.segment(j0, bk) = t1.segment(j0, bk).square();
+          t2.segment(j0, bk) = direct_tanh(i0 + r, h, j0, bk).square();
         }
-        const T ref2 = t2(top), ref1 = t1(top);  // the same element: tied keys stay tied
-        // plain = sum dS u, split = -sum dS (t^2 - t_r^2), and their bounds; then for dv
-        // sum dS t and sum dS (t - t_r). One scalar pass (wasm module size: no reduction kernels).
+        const T ref2 = t2(top);  // the same element: tied keys stay tied
+        // plain = sum dS u, split = -sum dS (t^2 - t_r^2), and their bounds.
         T plain = 0, split = 0, plain_bound = 0, split_bound = 0;
-        T tplain = 0, tsplit = 0, tplain_bound = 0, tsplit_bound = 0;
-        for (const Eigen::Index j0 : blocks)
-          for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
-            const T d = dS(r, j), a = std::abs(d), t = t1(j), uj = T(1) - t2(j), wj = t2(j) - ref2, dt = t - ref1;
-            plain += d * uj;
-            plain_bound += a * uj;
-            split -= d * wj;
-            split_bound += a * std::abs(wj);
-            tplain += d * t;
-            tplain_bound += a * std::abs(t);
-            tsplit += d * dt;
-            tsplit_bound += a * std::abs(dt);
-          }
-        dAt(r, h) += v(h) * score::Additive::pick_split(exact_dS, plain, plain_bound, 1 - double(ref2), R[r], split, split_bound);
-        dv(h) += pick(exact_dS, tplain, tplain_bound, ref1, R[r], tsplit, tsplit_bound);
+        for (const Eigen::Index j0 : blocks) {
+          const Eigen::Index bk = std::min(block_k, L_k - j0);
+          const auto ds = dS.row(r).segment(j0, bk).array();
+          u.head(bk) = T(1) - t2.segment(j0, bk);
+          w.head(bk) = t2.segment(j0, bk) - ref2;
+          plain += (ds * u.head(bk)).sum();
+          plain_bound += (ds.abs() * u.head(bk)).sum();
+          split -= (ds * w.head(bk)).sum();
+          w.head(bk) = w.head(bk).abs();
+          split_bound += (ds.abs() * w.head(bk)).sum();
+        }
+        dAt(r, h) += v(h) * (exact_dS && split_bound < plain_bound ? T((1 - double(ref2)) * R[r] + double(split)) : plain);
       }
     }
   }
@@ -220,52 +244,108 @@ struct AdditiveScorer {
     for (; r < bq; ++r) row_group.template operator()<1>(r);
   }
 
-  /// A row's sum: the split or the plain one (score::Additive::pick_split).
-  static T pick(bool exact_dS, T plain, T plain_bound, T u_r, double R, T split, T split_bound) {
-    return score::Additive::pick_split(exact_dS, plain, plain_bound, double(u_r), R, split, split_bound);
-  }
+  /// One row's sums of the fused form per h, u = 1 - t^2 = (p r) r (AddPack::sech2) and u_r
+  /// its value at the reference key: plain = sum_j dS_j u, split = sum_j dS_j (u - u_r), and
+  /// their bounds with |dS| and |u - u_r|.
+  struct FusedRowSums {
+    Row plain, plain_bound, split, split_bound, u_r;
+  };
+  /// The sums over the keys of a row's blocks (row i of A, row r of dS, reference key top),
+  /// vectorised over h. Tied keys give u = u_r exactly (the same operations on the same inputs).
   void fused_row_sums(Eigen::Index i, Eigen::Index r, Eigen::Index top, const std::vector<Eigen::Index>& blocks,
-                      Eigen::Index block_k, const Mat<T>& dS, FusedRowSums<T>& f) const {
-    detail::fused_row_sums(*EA, *EB, i, r, top, blocks, block_k, dS, f);
+                      Eigen::Index block_k, const Mat<T>& dS, FusedRowSums& f) const {
+    using AP = AddPack<T>;
+    using P = typename AP::P;
+    const Eigen::Index dh = vp->size(), L_k = dS.cols();
+    for (Row* x : {&f.plain, &f.plain_bound, &f.split, &f.split_bound, &f.u_r}) x->resize(dh);
+    const T* ea = EA->data() + i * dh;
+    Eigen::Index h = 0;
+    for (; h + AP::size <= dh; h += AP::size) {
+      const P a = ei::ploadu<P>(ea + h);
+      const P pt = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + top * dh + h)));
+      const P ut = AP::sech2(pt, AP::r_of(pt));
+      P g = ei::pset1<P>(T(0)), gb = g, gs = g, gsb = g;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
+          const P p = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + c * dh + h)));
+          const P u = AP::sech2(p, AP::r_of(p)), d = ei::psub(u, ut);
+          const P ds = ei::pset1<P>(dS(r, c)), ads = ei::pset1<P>(std::abs(dS(r, c)));
+          g = ei::pmadd(ds, u, g);
+          gb = ei::pmadd(ads, u, gb);
+          gs = ei::pmadd(ds, d, gs);
+          gsb = ei::pmadd(ads, ei::pabs(d), gsb);
+        }
+      ei::pstoreu(f.plain.data() + h, g);
+      ei::pstoreu(f.plain_bound.data() + h, gb);
+      ei::pstoreu(f.split.data() + h, gs);
+      ei::pstoreu(f.split_bound.data() + h, gsb);
+      ei::pstoreu(f.u_r.data() + h, ut);
+    }
+    for (; h < dh; ++h) {
+      const T ut = AddPack<T>::sech2_scalar(ea[h] * (*EB)(top, h));
+      T g = 0, gb = 0, gs = 0, gsb = 0;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
+          const T u = AddPack<T>::sech2_scalar(ea[h] * (*EB)(c, h)), d = u - ut, ds = dS(r, c);
+          g += ds * u;
+          gb += std::abs(ds) * u;
+          gs += ds * d;
+          gsb += std::abs(ds) * std::abs(d);
+        }
+      f.plain(h) = g;
+      f.plain_bound(h) = gb;
+      f.split(h) = gs;
+      f.split_bound(h) = gsb;
+      f.u_r(h) = ut;
+    }
   }
 
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
-              const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>&) const {
+              const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>& dv) const {
     const Vec<T>& v = *vp;
-    // dv is a row sum (grad_q_rows), not summed here.
-    if (!EA) {  // dB_jh += v_h sum_i dS_ij (1 - t^2); G^T holds the sums
+    if (!EA) {  // dB_jh += v_h sum_i dS_ij (1 - t^2), dv_h += sum_i dS_ij t; G^T holds the sums
       Row t(bk);
       Mat<T> G = Mat<T>::Zero(v.size(), bk);
       for (Eigen::Index r = 0; r < bq; ++r)
         for (Eigen::Index h = 0; h < v.size(); ++h) {
           t = direct_tanh(i0 + r, h, j0, bk);
           G.row(h).array() += dS.row(r).array() * (T(1) - t.square());
+          dv(h) += (dS.row(r).array() * t).sum();
         }
       dBt.noalias() += (v.asDiagonal() * G).transpose();
       return;
     }
-    // dB_jh += v_h sum_i dS_ij (1 - t^2) (AddPack::sech2): vectorised over h.
+    // dB_jh += v_h sum_i dS_ij (1 - t^2) (AddPack::sech2), dv_h += sum_i dS_ij (1 - r): vectorised over h.
     using AP = AddPack<T>;
     using P = typename AP::P;
     const Eigen::Index dh = v.size();
+    const P one = ei::pset1<P>(T(1));
     for (Eigen::Index c = 0; c < bk; ++c) {
       const T* eb = EB->data() + (j0 + c) * dh;
       T* out = dBt.data() + c * dBt.outerStride();
       Eigen::Index h = 0;
       for (; h + AP::size <= dh; h += AP::size) {
         const P e = ei::ploadu<P>(eb + h);
-        P g = ei::pset1<P>(T(0));
+        P g = ei::pset1<P>(T(0)), gv = g;
         for (Eigen::Index r = 0; r < bq; ++r) {
           const P ds = ei::pset1<P>(dS(r, c));
           const P p = AP::capped(ei::pmul(ei::ploadu<P>(EA->data() + (i0 + r) * dh + h), e));
-          g = ei::pmadd(ds, AP::sech2(p, AP::r_of(p)), g);
+          const P rr = AP::r_of(p);
+          g = ei::pmadd(ds, AP::sech2(p, rr), g);
+          gv = ei::pmadd(ds, ei::psub(one, rr), gv);
         }
         ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
+        ei::pstoreu(dv.data() + h, ei::padd(gv, ei::ploadu<P>(dv.data() + h)));
       }
       for (; h < dh; ++h) {
-        T g = 0;
-        for (Eigen::Index r = 0; r < bq; ++r) g += dS(r, c) * AddPack<T>::sech2_scalar((*EA)(i0 + r, h) * eb[h]);
+        T g = 0, gv = 0;
+        for (Eigen::Index r = 0; r < bq; ++r) {
+          const T p = (*EA)(i0 + r, h) * eb[h];
+          g += dS(r, c) * AddPack<T>::sech2_scalar(p);
+          gv += dS(r, c) * (T(1) - T(2) / (p + T(1)));
+        }
         out[h] += v(h) * g;
+        dv(h) += gv;
       }
     }
   }

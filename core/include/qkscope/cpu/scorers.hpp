@@ -6,10 +6,8 @@
 //   grad_k(i0, bq, j0, bk, dS, dKt, ext)  dKt (bk, k_width) += dL/d(key side), ext += extra
 //   q_width(), k_width(), extra_size()
 //   grad_q_by_rows (static constexpr bool), and where it is true
-//   grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt, ext)
-//                                         instead of grad_q (ext: extra parameters whose
-//                                         gradient is a row sum too; then grad_k leaves
-//                                         them): the backward calls it once per
+//   grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt)
+//                                         instead of grad_q: the backward calls it once per
 //                                         query tile: dS_rows (bq, L_k) holds the blocks
 //                                         starting at `blocks`, R (bq) each row's sum of dS
 //                                         formed in double (flash_backward.hpp, RowSums). A
@@ -94,7 +92,7 @@ struct SeparableScorer {
   }
   static constexpr bool grad_q_by_rows = true;
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
-                   const double* R, Mat<T>& dQt, Vec<T>&) const {
+                   const double* R, Mat<T>& dQt) const {
     for (Eigen::Index r = 0; r < bq; ++r) dQt(r, 0) += T(R[r]);
   }
   void grad_k(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,

@@ -82,15 +82,6 @@ struct Additive {
   static bool split_consistent(T row_sum, T row_abs, double R, Eigen::Index n) {
     return std::abs(double(row_sum) - R) <= double(n + 4) * double(std::numeric_limits<T>::epsilon()) * double(row_abs);
   }
-  /// A row's sum of dS_j x_j taken as the plain float sum, or as x_r R + split with
-  /// split = sum_j dS_j (x_j - x_r) (R the exact row sum), whichever has the smaller rounding
-  /// bound (plain_bound = sum |dS| |x|, split_bound = sum |dS| |x - x_r|); the split only where
-  /// the row's dS add up to R (exact_dS, split_consistent). The core and the tiled forms
-  /// (cpu/additive.hpp) choose alike.
-  template <class T>
-  static T pick_split(bool exact_dS, T plain, T plain_bound, double x_r, double R, T split, T split_bound) {
-    return exact_dS && split_bound < plain_bound ? T(x_r * R + double(split)) : plain;
-  }
   /// With T_ijh = tanh(.), G_ijh = dS_ij v_h (1 - T_ijh^2):
   /// dA = sum_j G, dB = sum_i G, db = sum_ij G, dv = sum_ij dS_ij T_ij,
   /// dQ = dA W_q, dW_q = dA^T Q, dK = dB W_k, dW_k = dB^T K.
@@ -101,10 +92,7 @@ struct Additive {
   /// saturates, the second where the T of a row are near each other (all near 0, or keys tied:
   /// t^2 sum dS of size 2e25 left 7e17 where the value is 0, fuzzer finding), when the sum is
   /// nearly the row's exact 0 (as the tiled form, cpu/additive.hpp). The second only where
-  /// the row's dS sum to R within their rounding (split_consistent). dv's row share
-  /// sum_j dS_ij T_ij likewise, as T_r R_i + sum_j dS_ij (T - T_r) where that is the more
-  /// accurate (tied keys: 0 where it is 0; both float sums were ~1e22 off on terms of 1e29:
-  /// fuzzer finding).
+  /// the row's dS sum to R within their rounding (split_consistent).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
                        ScoreGrads<T>& g, const Eigen::VectorXd& R) {
@@ -114,18 +102,18 @@ struct Additive {
     Vec<T> dv = Vec<T>::Zero(d_h);
     using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
     Mat<T> H(K.rows(), d_h);
-    Row plain(d_h), plain_bound(d_h), split(d_h), split_bound(d_h), ref2(d_h), ref1(d_h);
-    Row tplain(d_h), tplain_bound(d_h), tsplit(d_h), tsplit_bound(d_h);
+    Row plain(d_h), plain_bound(d_h), split(d_h), split_bound(d_h), ref2(d_h);
     const Row v = p.v.transpose().array();
     for (Eigen::Index i = 0; i < Q.rows(); ++i) {
       H = (B.rowwise() + A.row(i)).array().tanh();
       Eigen::Index top = 0;  // the key of largest |dS|: its t^2 is the split's reference
       for (Eigen::Index j = 1; j < K.rows(); ++j)
         if (std::abs(dS(i, j)) > std::abs(dS(i, top))) top = j;
-      ref1 = H.row(top).array();
-      ref2 = ref1.square();
-      for (Row* x : {&plain, &plain_bound, &split, &split_bound, &tplain, &tplain_bound, &tsplit, &tsplit_bound})
-        x->setZero();
+      ref2 = H.row(top).array().square();
+      plain.setZero();
+      plain_bound.setZero();
+      split.setZero();
+      split_bound.setZero();
       // One pass over the keys, scalar (small code for the wasm modules): dv, dB, the four sums.
       T row_sum = 0, row_abs = 0;
       for (Eigen::Index j = 0; j < K.rows(); ++j) {
@@ -134,10 +122,7 @@ struct Additive {
         row_abs += a;
         for (Eigen::Index h = 0; h < d_h; ++h) {
           const T t = H(j, h), t2 = t * t, u = T(1) - t2, w = t2 - ref2(h);
-          tplain(h) += d * t;
-          tplain_bound(h) += a * std::abs(t);
-          tsplit(h) += d * (t - ref1(h));
-          tsplit_bound(h) += a * std::abs(t - ref1(h));
+          dv(h) += d * t;
           dB(j, h) += d * v(h) * u;
           plain(h) += d * u;
           plain_bound(h) += a * u;
@@ -146,10 +131,9 @@ struct Additive {
         }
       }
       const bool exact_dS = split_consistent(row_sum, row_abs, R(i), K.rows());
-      for (Eigen::Index h = 0; h < d_h; ++h) {
-        dA(i, h) = v(h) * pick_split(exact_dS, plain(h), plain_bound(h), 1 - double(ref2(h)), R(i), split(h), split_bound(h));
-        dv(h) += pick_split(exact_dS, tplain(h), tplain_bound(h), double(ref1(h)), R(i), tsplit(h), tsplit_bound(h));
-      }
+      for (Eigen::Index h = 0; h < d_h; ++h)
+        dA(i, h) = v(h) * (exact_dS && split_bound(h) < plain_bound(h) ? T((1 - double(ref2(h))) * R(i) + double(split(h)))
+                                                                         : plain(h));
     }
     g.dQ = dA * p.W_q;
     g.dK = dB * p.W_k;
