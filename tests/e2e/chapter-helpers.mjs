@@ -190,6 +190,17 @@ export async function axeViolations(page) {
   }
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.waitForTimeout(300);
+  // Then until the page is quiet: figures drawn from a worker's answer (chapter 9's table,
+  // chapter 11's model) can land after the wait above on a loaded 2-core machine, and axe
+  // would see a half-updated box (a table that scrolls before the next frame names it).
+  await page.evaluate(() => new Promise((done) => {
+    let timer = 0;
+    const settle = () => requestAnimationFrame(() => requestAnimationFrame(() => (mo.disconnect(), clearTimeout(cap), done())));
+    const mo = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(settle, 250); });
+    const cap = setTimeout(settle, 5000);
+    mo.observe(document.body, { childList: true, subtree: true, characterData: true });
+    timer = setTimeout(settle, 250);
+  }));
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
   const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations);
   return violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} — ${n.failureSummary.split('\n').slice(1, 2).join(' ').trim()}`));

@@ -101,6 +101,7 @@ A model this small has learned spelling, not meaning: on the held-out tenth of t
     headTitle: 'Layer {layer}, head {head}',
     stripLabel: 'Layer {layer}, head {head}: from position {pos} (“{ch}”), the largest weight {w} is on “{top}”',
     topTitle: 'Most likely next characters after position {pos} (“{ch}”)',
+    topTitleWaiting: 'Most likely next characters',
     other: 'other (#)',
     fetchFailed: 'The weights file {name} could not be loaded (HTTP {status}).',
     failed: 'Cannot show this model: {message}',

@@ -74,7 +74,8 @@ export function textFigure(ctx: ChapterContext<Ch11Text>, backend: TrainBackend)
     topList.append(li);
     return { li, ch, bar, p };
   });
-  const topTitle = h('h3', {});
+  // Named before the model answers (a heading is never empty: axe-core's empty-heading).
+  const topTitle = h('h3', { textContent: t.topTitleWaiting });
 
   let panels: { strip: AttentionStrip; layer: number; head: number }[] = [];
   let layout = '';

@@ -100,6 +100,7 @@ export const zh: Ch11Text = {
     headTitle: '第 {layer} 层，第 {head} 个头',
     stripLabel: '第 {layer} 层第 {head} 个头：从位置 {pos}（“{ch}”）出发，最大的权重 {w} 落在“{top}”上',
     topTitle: '位置 {pos}（“{ch}”）之后最可能的下一个字符',
+    topTitleWaiting: '最可能的下一个字符',
     other: '其他（#）',
     fetchFailed: '无法加载权重文件 {name}（HTTP {status}）。',
     failed: '无法显示这个模型：{message}',
