@@ -194,3 +194,38 @@ TEST_CASE("tiled fused additive with tied keys: dQ takes the row split, 0 where 
     CHECK(g.dQ.cwiseAbs().maxCoeff() <= 1e-6f);
   }
 }
+
+TEST_CASE("tiled neg_sq_euclidean with softcap 1e-40: the form's rounding may not decide the cap's slope (fuzzer)",
+          "[faults][reliability][tiled][bias]") {
+  // Every logit saturates the cap, so dQ is 0 (the core in float and in double). The tiled
+  // form 2 qc.kc - |qc|^2 - |kc|^2 (around the mean key 0.25) rounded raw -1e-16 to 0, so
+  // the slope 1 - tanh^2(raw / c) was 1 and dQ -1.9e22. A cap below the form's rounding
+  // bound now hands the call to the core (detail::logits_fold_safe).
+  AttentionConfig<float> c;
+  c.score = "neg_sq_euclidean";
+  c.bias.softcap = 1e-40;
+  const Matrix Q = Matrix::Constant(7, 1, 9.99999994e-09f);
+  const Matrix K = qktest::mat<float>({{1}, {1}, {0}, {0}, {0}, {0}, {0}, {0}});
+  const Matrix V = qktest::mat<float>({{-1.52156854f}, {0}, {0}, {0}, {0}, {503}, {0}, {0}});
+  const Matrix dO = qktest::mat<float>({{3.96140813e+28f}, {0}, {0}, {0}, {-2.93873588e-39f}, {2.2958874e-41f}, {3.999897f}});
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, one_thread());
+  CHECK(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, one_thread());
+  CHECK(tg.dQ.cwiseAbs().maxCoeff() == 0.0f);
+  const auto cd = qktest::config_as<double>(c);
+  const auto f64 = attention_forward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, cd);
+  const auto g64 = attention_backward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, cd, f64,
+                                              dO.cast<double>());
+  const auto f32 = attention_forward<float>(Q, K, V, {}, c);
+  const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
+  CHECK_MATCHES_REFERENCE("tiled output", t.output, f32.output, f64.output);
+  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, g32.dK, g64.dK);
+  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, g32.dV, g64.dV);
+  // An ordinary cap (Gemma 2's 50) on ordinary inputs keeps the fast path.
+  AttentionConfig<float> g = c;
+  g.bias.softcap = 50.0;
+  const Matrix Qo = qktest::mat<float>({{0.3f, -1.2f}, {0.8f, 0.1f}}), Ko = qktest::mat<float>({{1, 0}, {-0.5f, 2}, {0.2f, 0.2f}});
+  CHECK(detail::logits_fold_safe<float>(g.score, Qo, Ko, {}, 1.0, 1.0, g.bias, 2, 3));
+  g.bias.softcap = 1e-6;
+  CHECK_FALSE(detail::logits_fold_safe<float>(g.score, Qo, Ko, {}, 1.0, 1.0, g.bias, 2, 3));
+}

@@ -88,7 +88,8 @@ double cancellation_rounding(const FormBound& fb, double scale, double temperatu
 
 /// True when scale * S with every bias, divided by tau, and (scale / tau) times the form's
 /// rows all stay below max(T) / 16 (so sums and differences of two logits are finite), and
-/// 1 / tau is a normal number of T. Any NaN or inf gives false. `slope` is the largest ALiBi
+/// 1 / tau is a normal number of T, and a cancelling form's rounding stays at most 1e-5 of a
+/// logit (and of a softcap c). Any NaN or inf gives false. `slope` is the largest ALiBi
 /// slope in use (cfg.bias's or a per-head one); the relative and T5 tables add their largest
 /// |entry| (each pair reads one entry of each).
 template <class T>
@@ -115,7 +116,11 @@ bool logits_fold_safe(const FormBound& fb, double scale, double temperature, con
   // the core's: eps * cancellation * scale / tau at most 1e-5 (the tolerance rule's floor is
   // 1e-6 relative; ordinary inputs stay near 1e-6, keys clustered at +-10 reach 7e-5).
   const double rounding = cancellation_rounding<T>(fb, scale, temperature);
-  return s < limit && s * inv_tau < limit && fold < limit && !(rounding > 1e-5);
+  // A softcap's slope 1 - tanh^2(raw / c) (the backward's factor) moves by about
+  // 2 |raw error| / c relative: held to the same 1e-5 as above. Past it the form's rounding
+  // decides the slope (c = 1e-40 and raw -1e-16 rounded to 0 gave slope 1 for 0: fuzz).
+  const double cap_rounding = b.softcap ? cancellation_rounding<T>(fb, scale, std::abs(*b.softcap)) : 0.0;
+  return s < limit && s * inv_tau < limit && fold < limit && !(rounding > 1e-5) && !(cap_rounding > 1e-5);
 }
 
 /// May a fast path run the backward of a form that enlarges its gradients on the way back
