@@ -55,6 +55,22 @@ function inlined(svg: SVGSVGElement): SVGSVGElement {
     out.removeAttribute('tabindex');
     out.removeAttribute('style');
   });
+  // A canvas (a large heatmap's colours, heatmap-field.ts) is copied blank and would not be
+  // drawn outside the page: its pixels become an <image> in the holder's place.
+  const canvases = svg.querySelectorAll('canvas');
+  copy.querySelectorAll('canvas').forEach((c, k) => {
+    const holder = c.closest('foreignObject');
+    if (!holder) return;
+    const img = document.createElementNS(SVG_NS, 'image');
+    for (const a of ['x', 'y', 'width', 'height', 'display']) {
+      const v = holder.getAttribute(a);
+      if (v !== null) img.setAttribute(a, v);
+    }
+    img.setAttribute('preserveAspectRatio', 'none');
+    img.setAttribute('style', 'image-rendering: pixelated');
+    img.setAttribute('href', canvases[k]!.toDataURL('image/png'));
+    holder.replaceWith(img);
+  });
   return copy;
 }
 

@@ -31,13 +31,18 @@ function ramp(stops: readonly string[], t: number): [number, number, number] {
   return [0, 1, 2].map((k) => Math.round(a[k]! + (b[k]! - a[k]!) * f)) as [number, number, number];
 }
 
+/** The fill of a value as [r, g, b] bytes (what `colour` writes as rgb(...)); for pixels drawn on a canvas. */
+export function colourRgb(palette: Palette, x: number, extent: number): [number, number, number] {
+  return palette === 'unit' ? ramp(VIRIDIS, x) : ramp(RDBU_R, (Math.min(extent, Math.max(-extent, x)) / (extent || 1) + 1) / 2);
+}
+
 /**
  * Fill and readable ink for a value; `extent` is the symmetric domain of 'diverging'. The ink
  * is black or white, whichever contrasts more (WCAG 2 relative luminance): with pure black
  * and white the worse of the two is never below 4.58:1, so every fill meets 4.5:1.
  */
 export function colour(palette: Palette, x: number, extent: number): { fill: string; ink: string } {
-  const rgb = palette === 'unit' ? ramp(VIRIDIS, x) : ramp(RDBU_R, (Math.min(extent, Math.max(-extent, x)) / (extent || 1) + 1) / 2);
+  const rgb = colourRgb(palette, x, extent);
   const lin = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
   const lum = 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2]);
   return { fill: `rgb(${rgb.join(',')})`, ink: (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) ? '#000' : '#fff' };

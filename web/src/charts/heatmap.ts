@@ -11,7 +11,8 @@ import { select, type Selection } from 'd3';
 import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
 import { setSvgLabel } from './label';
-import { type Palette, colour, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
+import { type Palette, colour, colourRgb, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
+import { ColourField } from './heatmap-field';
 import './heatmap.css';
 
 export type { Palette };
@@ -71,6 +72,8 @@ export class Heatmap {
   /** What the axes and the legend were last drawn for (they are redrawn only when it changes). */
   private axesKey = '';
   private legendKey = '';
+  /** Colours of maps too large to print numbers (created on the first such map). */
+  private field: ColourField | null = null;
   /** Called when the pointer or keyboard focus enters a cell (null on leave), to sync other charts. */
   onCellFocus: ((cell: [number, number] | null) => void) | null = null;
 
@@ -137,6 +140,10 @@ export class Heatmap {
     const fits = (px: number) => longest * px * CHAR_EM <= CELL - 6;
     const font = CELL >= SMALL_CELL && fits(13.5) ? 'normal' : fits(11.5) ? 'small' : fits(10) ? 'tiny' : 'none';
     const showText = showsText(rows, cols) && CELL >= TEXT_CELL && font !== 'none';
+    // Too large to print numbers: colours go on one canvas (heatmap-field.ts) and the cells,
+    // transparent, sit in grid units in one scaled group, so a new cell size or new values
+    // rewrite no cell geometry and repaint no cell.
+    const large = !showsText(rows, cols);
     const width = LEFT + cols * CELL + PAD;
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
@@ -151,6 +158,7 @@ export class Heatmap {
     setAttr(root, 'aria-label', spec.label);
     if (root.classList.contains('small-text') !== (font === 'small')) root.classList.toggle('small-text', font === 'small');
     if (root.classList.contains('tiny-text') !== (font === 'tiny')) root.classList.toggle('tiny-text', font === 'tiny');
+    if (root.classList.contains('large') !== large) root.classList.toggle('large', large);
     setAttr(root, 'data-rows', String(rows));
     setAttr(root, 'data-cols', String(cols));
 
@@ -163,8 +171,16 @@ export class Heatmap {
 
     const hatch = `url(#${this.id}-hatch)`;
     const self = this;
-    const join = this.svg
-      .select<SVGGElement>('g.cells')
+    const group = this.svg.select<SVGGElement>('g.cells');
+    const groupNode = group.node()!;
+    if (large) {
+      this.field ??= new ColourField(root, groupNode, hatch);
+      setAttr(groupNode, 'transform', `translate(${LEFT},${TOP}) scale(${CELL})`);
+    } else if (groupNode.hasAttribute('transform')) {
+      groupNode.removeAttribute('transform');
+    }
+    this.field?.show(large);
+    const join = group
       .selectAll<SVGGElement, Cell>('g.cell')
       .data(cells, (d) => `${d.i},${d.j}`)
       .join((enter) => {
@@ -189,8 +205,6 @@ export class Heatmap {
     const cellSize = String(CELL - 2);
     const mid = String((CELL - 2) / 2);
     join.each(function (d) {
-      const value = fillOf(d.value);
-      setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
       setAttr(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
       setAttr(this, 'data-i', String(d.i));
       setAttr(this, 'data-j', String(d.j));
@@ -198,6 +212,19 @@ export class Heatmap {
       setAttr(this, 'data-masked', String(d.masked));
       setAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
       const rect = this.firstElementChild as SVGRectElement;
+      if (large) {
+        // Grid units in the scaled group: the same attributes whatever the cell size.
+        setAttr(this, 'transform', `translate(${d.j},${d.i})`);
+        setAttr(rect, 'width', '1');
+        setAttr(rect, 'height', '1');
+        setAttr(rect, 'fill', 'transparent');
+        if (rect.classList.contains('masked')) rect.classList.remove('masked');
+        const text = rect.nextElementSibling as SVGTextElement;
+        if (text.textContent) text.textContent = '';
+        return;
+      }
+      const value = fillOf(d.value);
+      setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
       setAttr(rect, 'width', cellSize);
       setAttr(rect, 'height', cellSize);
       setAttr(rect, 'fill', d.masked ? hatch : value.fill);
@@ -210,6 +237,9 @@ export class Heatmap {
       setAttr(text, 'fill', d.masked ? 'currentColor' : value.ink);
     });
 
+    if (large) {
+      this.field!.draw(rows, cols, CELL, LEFT, TOP, (k) => colourRgb(spec.palette, data[k]!, extent), cells.map((c) => c.masked));
+    }
     this.drawLegend(spec, extent);
   }
 
