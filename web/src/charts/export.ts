@@ -61,6 +61,7 @@ function inlined(svg: SVGSVGElement): SVGSVGElement {
   copy.querySelectorAll('canvas').forEach((c, k) => {
     const holder = c.closest('foreignObject');
     if (!holder) return;
+    if (holder.getAttribute('display') === 'none') return holder.remove(); // a map drawn small now
     const img = document.createElementNS(SVG_NS, 'image');
     for (const a of ['x', 'y', 'width', 'height', 'display']) {
       const v = holder.getAttribute(a);

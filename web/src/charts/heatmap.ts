@@ -185,7 +185,7 @@ export class Heatmap {
       .data(cells, (d) => `${d.i},${d.j}`)
       .join((enter) => {
         const g = enter.append('g').attr('class', 'cell').attr('role', 'img');
-        g.append('rect').attr('rx', 3);
+        g.append('rect');
         g.append('text').attr('dy', '0.35em').attr('text-anchor', 'middle');
         g.on('pointerenter', (_ev, d) => {
           this.showTooltip(d);
@@ -217,6 +217,9 @@ export class Heatmap {
         setAttr(this, 'transform', `translate(${d.j},${d.i})`);
         setAttr(rect, 'width', '1');
         setAttr(rect, 'height', '1');
+        // Square: rx = 3 on a 1 x 1 rect would round it to a circle (outlines, and a
+        // fifth of the cell missing the pointer: reviewer).
+        setAttr(rect, 'rx', '0');
         setAttr(rect, 'fill', 'transparent');
         if (rect.classList.contains('masked')) rect.classList.remove('masked');
         const text = rect.nextElementSibling as SVGTextElement;
@@ -225,6 +228,7 @@ export class Heatmap {
       }
       const value = fillOf(d.value);
       setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
+      setAttr(rect, 'rx', '3');
       setAttr(rect, 'width', cellSize);
       setAttr(rect, 'height', cellSize);
       setAttr(rect, 'fill', d.masked ? hatch : value.fill);
