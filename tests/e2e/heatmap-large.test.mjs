@@ -1,0 +1,95 @@
+// tests/e2e/heatmap-large.test.mjs — heatmaps too large to print their numbers (chapter 8's
+// 16 x 16 maps, chapter 9 past L = 8) draw their colours on one canvas under transparent cells
+// (web/src/charts/heatmap-field.ts): each pixel is its cell's colour (brighter for a larger
+// weight on viridis), masked cells leave it transparent under the hatch, every point of a cell
+// (corners too) reaches that cell, a map that shrinks back to printed numbers hides the field,
+// and an export carries the colours as an image.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { exportFile, noProblems, usePage } from './chapter-helpers.mjs';
+
+const env = usePage();
+
+/** Per cell of a large map: its value, mask, canvas pixel and whether its corners hit it. */
+function readMap(page, testid) {
+  return page.evaluate((testid) => {
+    const svg = document.querySelector(`[data-testid="${testid}"] .heatmap-svg`);
+    const canvas = svg.querySelector('.heatmap-field canvas');
+    const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    const out = [];
+    for (const g of svg.querySelectorAll('g.cell')) {
+      const i = Number(g.dataset.i), j = Number(g.dataset.j);
+      const k = 4 * (i * canvas.width + j);
+      const b = g.getBoundingClientRect();
+      const corners = [[0.06, 0.06], [0.94, 0.06], [0.06, 0.94], [0.94, 0.94]]
+        .every(([fx, fy]) => document.elementFromPoint(b.left + fx * b.width, b.top + fy * b.height)?.closest('g.cell') === g);
+      out.push({ i, j, value: Number(g.dataset.value), masked: g.dataset.masked === 'true', rgba: [...px.slice(k, k + 4)], corners });
+    }
+    return { large: svg.classList.contains('large'), w: canvas.width, h: canvas.height, cells: out };
+  }, testid);
+}
+
+const luminance = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
+
+test('large heatmaps: one canvas pixel per cell in value order, transparent under masked cells, whole cells under the pointer, exported as an image', async () => {
+  const { page, problems, close } = await env.open('?c8.pattern=window#ch8');
+  try {
+    const fig = page.locator('[data-testid="figure-c8-sparse"]');
+    await fig.scrollIntoViewIfNeeded();
+    await page.waitForSelector('[data-testid="c8-sparse"] .heatmap-svg.large g.cell[data-masked="true"]');
+    const map = await readMap(page, 'c8-sparse');
+    assert.equal(map.large, true);
+    assert.deepEqual([map.w, map.h], [16, 16]);
+    assert.equal(map.cells.length, 256);
+    const masked = map.cells.filter((c) => c.masked);
+    const kept = map.cells.filter((c) => !c.masked);
+    assert.ok(masked.length > 0 && kept.length > 0);
+    assert.deepEqual(masked.filter((c) => c.rgba[3] !== 0), [], 'no colour under a masked cell');
+    assert.deepEqual(kept.filter((c) => c.rgba[3] !== 255), [], 'every kept cell is painted');
+    // Viridis grows brighter with the weight: no pair of kept cells in the wrong order (beyond
+    // one colour step of the ten-stop ramp's interpolation).
+    const sorted = kept.toSorted((a, b) => a.value - b.value);
+    for (let k = 1; k < sorted.length; k++)
+      assert.ok(luminance(sorted[k].rgba) >= luminance(sorted[k - 1].rgba) - 1,
+        `cell (${sorted[k].i},${sorted[k].j}) = ${sorted[k].value} is darker than (${sorted[k - 1].i},${sorted[k - 1].j}) = ${sorted[k - 1].value}`);
+    assert.ok(luminance(sorted.at(-1).rgba) > luminance(sorted[0].rgba) + 20, 'the colours spread with the values');
+    assert.deepEqual(map.cells.filter((c) => !c.corners).map((c) => `${c.i},${c.j}`), [], 'every corner of a cell reaches that cell');
+    // The export draws the canvas as an image (no foreignObject, which other viewers drop).
+    const svg = (await exportFile(page, 'figure-c8-sparse', 'svg')).bytes.toString('utf8');
+    assert.match(svg, /<image[^>]+href="data:image\/png;base64,/);
+    assert.doesNotMatch(svg, /foreignObject|<canvas/);
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('a map that grows past 8 columns switches to the canvas and back, with no stale field', async () => {
+  const { page, problems, close } = await env.open('#ch9');
+  try {
+    const fig = page.locator('[data-testid="figure-c9-heads"]');
+    await fig.scrollIntoViewIfNeeded();
+    const slider = fig.locator('[data-testid="c9-l"]');
+    const state = () => page.$eval('[data-testid="figure-c9-heads"] .heatmap-svg', (svg) => ({
+      large: svg.classList.contains('large'),
+      field: svg.querySelector('.heatmap-field')?.getAttribute('display') ?? 'absent',
+      texts: [...svg.querySelectorAll('g.cell text')].filter((t) => t.textContent).length,
+      cols: Number(svg.dataset.cols),
+    }));
+    await page.waitForFunction(() => document.querySelector('[data-testid="figure-c9-heads"] .heatmap-svg g.cell'));
+    for (const [L, large] of [[12, true], [8, false], [9, true], [8, false]]) {
+      await slider.fill(String(L));
+      await page.waitForFunction((L) => Number(document.querySelector('[data-testid="figure-c9-heads"] .heatmap-svg')?.dataset.cols) === L, L);
+      const s = await state();
+      assert.equal(s.large, large, `L = ${L}`);
+      if (large) assert.equal(s.field, 'inline', `L = ${L}: the field is shown`);
+      else {
+        assert.ok(s.field === 'none' || s.field === 'absent', `L = ${L}: the field is hidden (${s.field})`);
+        assert.ok(s.texts > 0, `L = ${L}: numbers are printed again`);
+      }
+    }
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
