@@ -102,3 +102,40 @@ TEST_CASE("tiled cosine with entries near +-3e38 matches the reference (fuzzer s
     matches_reference(Q, K, V, dO, cosine());
   }
 }
+
+TEST_CASE("tiled cosine: a query under the norm floor beside parallel keys has dQ 0 (fuzzer, 2026-12-04)",
+          "[faults][reliability][tiled][score]") {
+  // All four keys are parallel to the query (d = 1), so every cosine is 1 and dQ is exactly
+  // 0. The query's norm 1e-8 is at the floor, where dQ = dQhat / 1e-8: the tiled path summed
+  // float dS of size 1 / tau = 1e4 (exactly 0 only in exact arithmetic) and gave -12207. The
+  // dot-family scorer now sums dS (k_j - k_ref) plus the row sum times k_ref.
+  const Matrix Q = qktest::mat<float>({{9.99999994e-09f}});
+  const Matrix K = qktest::mat<float>({{1}, {2}, {1}, {1}});
+  const Matrix V = qktest::mat<float>({{2.05490208f}, {1}, {1}, {2}});
+  const Matrix dO = qktest::mat<float>({{1}});
+  const auto c = cosine(1e-4);
+  const auto r = tiled(Q, K, V, dO, c);
+  CHECK(r.grads.dQ(0, 0) == 0.0f);
+  const auto cd = qktest::config_as<double>(c);
+  const auto f64 = attention_forward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, cd);
+  const auto g64 = attention_backward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, cd, f64, dO.cast<double>());
+  const auto f32 = attention_forward<float>(Q, K, V, {}, c);
+  const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
+  CHECK_MATCHES_REFERENCE("tiled output", r.fwd.output, f32.output, f64.output);
+  CHECK_MATCHES_REFERENCE("tiled dK", r.grads.dK, g32.dK, g64.dK);
+  CHECK_MATCHES_REFERENCE("tiled dV", r.grads.dV, g32.dV, g64.dV);
+  // The same keys in another order and at an odd width: the reference key is whichever is
+  // nearest the mean, and ties still cancel exactly.
+  const Matrix Q3 = qktest::mat<float>({{1e-9f, 2e-9f, -3e-9f}, {0.3f, 0.1f, -0.2f}});
+  const Matrix K3 = qktest::mat<float>({{1, 2, 3}, {2, 4, 6}, {-0.5f, -1, -1.5f}, {0.5f, 1, 1.5f}, {3, 6, 9}});
+  const Matrix V3 = qktest::mat<float>({{1}, {-2}, {3}, {0.5f}, {2}});
+  const Matrix dO3 = qktest::mat<float>({{1}, {-1}});
+  const auto r3 = tiled(Q3, K3, V3, dO3, cosine(1e-3));
+  const auto f3 = attention_forward<double>(Q3.cast<double>(), K3.cast<double>(), V3.cast<double>(), {}, qktest::config_as<double>(cosine(1e-3)));
+  const auto g3 = attention_backward<double>(Q3.cast<double>(), K3.cast<double>(), V3.cast<double>(), {},
+                                             qktest::config_as<double>(cosine(1e-3)), f3, dO3.cast<double>());
+  const auto f3s = attention_forward<float>(Q3, K3, V3, {}, cosine(1e-3));
+  const auto g3s = attention_backward<float>(Q3, K3, V3, {}, cosine(1e-3), f3s, dO3);
+  CHECK_MATCHES_REFERENCE("tiled dQ (mixed signs)", r3.grads.dQ, g3s.dQ, g3.dQ);
+  CHECK_MATCHES_REFERENCE("tiled dK (mixed signs)", r3.grads.dK, g3s.dK, g3.dK);
+}

@@ -66,7 +66,10 @@ std::pair<double, MaskFn> prepare(const std::vector<HeadInputs<T>>& heads, const
 template <class T>
 std::vector<DotScorer<T>> scorers_of(const std::vector<score::DotForm<T>>& f, const std::vector<HeadInputs<T>>& h) {
   std::vector<DotScorer<T>> sc;
-  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back({&f[n].q_or(*h[n].Q), &f[n].k_or(*h[n].K)});
+  for (std::size_t n = 0; n < f.size(); ++n) {
+    const Mat<T>& K = f[n].k_or(*h[n].K);
+    sc.push_back({&f[n].q_or(*h[n].Q), &K, reference_row(K)});
+  }
   return sc;
 }
 template <class T>

@@ -300,7 +300,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
                      w.rowS.middleCols(j0, bk), nullptr, nullptr, by_rows ? &rs : nullptr);
-      if constexpr (!by_rows) sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
+      if constexpr (requires { sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt); })
+        sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }
     if constexpr (by_rows) sc.grad_q_rows(i0, bq, blocks, opt.block_k, w.rowdX, w.row_sums.data(), w.dQt);
     g[n].dQs.middleRows(i0, bq) = w.dQt;

@@ -7,7 +7,8 @@
 //   q_width(), k_width(), extra_size()
 //   grad_q_by_rows (static constexpr bool), and where it is true
 //   grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt)
-//                                         instead of grad_q: the backward calls it once per
+//                                         after grad_q (where the scorer has one, per
+//                                         block) or instead of it: the backward calls it once per
 //                                         query tile: dS_rows (bq, L_k) holds the blocks
 //                                         starting at `blocks`, R (bq) each row's sum of dS
 //                                         formed in double (flash_backward.hpp, RowSums). A
@@ -18,6 +19,8 @@
 // the forward scales a query tile once instead of every (bq, bk) score block.
 #pragma once
 
+#include <algorithm>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -46,16 +49,37 @@ void product_abt(const A& a, const B& b, TileRef<T> S) {
   S.noalias() = a * b.transpose();
 }
 
+/// The row of K nearest the mean row (0 for an empty K): DotScorer's reference key. Tied
+/// keys then differ from it by exactly 0.
+template <class T>
+Eigen::Index reference_row(const Mat<T>& K) {
+  if (K.rows() == 0) return 0;
+  const Eigen::RowVectorXd mean = K.template cast<double>().colwise().mean();
+  Eigen::Index best = 0;
+  double d_best = std::numeric_limits<double>::infinity();
+  for (Eigen::Index j = 0; j < K.rows(); ++j) {
+    const double d = (K.row(j).template cast<double>() - mean).squaredNorm();
+    if (d < d_best) d_best = d, best = j;  // NaN rows never win
+  }
+  return best;
+}
+
 /// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM; wasm_gemm.hpp with wasm SIMD). Qs, Ks are the pre-processed
 /// rows (Q, normalised Q for cosine, Q W for bilinear).
+/// dQs_i = sum_j dS_ij k_j is formed as sum_j dS_ij (k_j - k_ref) + R_i k_ref, with R_i the
+/// row's sum of dS in double (0 without a softcap): where keys tie (parallel cosine keys)
+/// the float dS, of size 1 / tau and summing to 0 only in exact arithmetic, no longer leave
+/// a residue, which a cosine query under the norm floor multiplies by 1e8 (dQ -12207 where
+/// 0: fuzzer finding).
 template <class T>
 struct DotScorer {
   const Mat<T>* Qs;
   const Mat<T>* Ks;
+  Eigen::Index ref = 0;  // reference_row(*Ks)
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
   Eigen::Index extra_size() const { return 0; }
-  static constexpr bool grad_q_by_rows = false;
+  static constexpr bool grad_q_by_rows = true;
   void scale_queries(Eigen::Index i0, Eigen::Index bq, T c, Mat<T>& Qt) const {
     Qt.noalias() = c * Qs->middleRows(i0, bq);
   }
@@ -65,9 +89,16 @@ struct DotScorer {
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
     product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
   }
+  /// Per key block, while its dS is in cache: dQt += dS (K_block - k_ref).
   void grad_q(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
               Mat<T>& dQt) const {
-    dQt.noalias() += dS * Ks->middleRows(j0, bk);
+    dQt.noalias() += dS * (Ks->middleRows(j0, bk).rowwise() - Ks->row(ref)).eval();
+  }
+  /// After the row's blocks: dQt += R k_ref.
+  void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
+                   const double* R, Mat<T>& dQt) const {
+    for (Eigen::Index r = 0; r < bq; ++r)
+      if (R[r] != 0) dQt.row(r) += T(R[r]) * Ks->row(ref);
   }
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {
