@@ -53,13 +53,17 @@ void product_abt(const A& a, const B& b, TileRef<T> S) {
 /// keys then differ from it by exactly 0.
 template <class T>
 Eigen::Index reference_row(const Mat<T>& K) {
-  if (K.rows() == 0) return 0;
-  const Eigen::RowVectorXd mean = K.template cast<double>().colwise().mean();
+  // Scalar loops: this runs once per call, and Eigen's vectorised expressions cost wasm size.
+  const Eigen::Index n = K.rows(), d = K.cols();
+  std::vector<double> mean(std::size_t(d), 0.0);
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index c = 0; c < d; ++c) mean[std::size_t(c)] += double(K(j, c)) / double(n);
   Eigen::Index best = 0;
   double d_best = std::numeric_limits<double>::infinity();
-  for (Eigen::Index j = 0; j < K.rows(); ++j) {
-    const double d = (K.row(j).template cast<double>() - mean).squaredNorm();
-    if (d < d_best) d_best = d, best = j;  // NaN rows never win
+  for (Eigen::Index j = 0; j < n; ++j) {
+    double dist = 0;
+    for (Eigen::Index c = 0; c < d; ++c) dist += (double(K(j, c)) - mean[std::size_t(c)]) * (double(K(j, c)) - mean[std::size_t(c)]);
+    if (dist < d_best) d_best = dist, best = j;  // NaN rows never win
   }
   return best;
 }
@@ -92,13 +96,19 @@ struct DotScorer {
   /// Per key block, while its dS is in cache: dQt += dS (K_block - k_ref).
   void grad_q(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
               Mat<T>& dQt) const {
-    dQt.noalias() += dS * (Ks->middleRows(j0, bk).rowwise() - Ks->row(ref)).eval();
+    // Scalar loops and the product's operand types as for K itself (wasm size: an Eigen
+    // expression here cost ~1 KB gzipped); a copy is 1 / bq of the product's work.
+    Mat<T> Kc(bk, Ks->cols());
+    for (Eigen::Index r = 0; r < bk; ++r)
+      for (Eigen::Index c = 0; c < Ks->cols(); ++c) Kc(r, c) = (*Ks)(j0 + r, c) - (*Ks)(ref, c);
+    dQt.noalias() += dS * static_cast<const Mat<T>&>(Kc).middleRows(0, bk);
   }
   /// After the row's blocks: dQt += R k_ref.
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
                    const double* R, Mat<T>& dQt) const {
     for (Eigen::Index r = 0; r < bq; ++r)
-      if (R[r] != 0) dQt.row(r) += T(R[r]) * Ks->row(ref);
+      if (R[r] != 0)
+        for (Eigen::Index c = 0; c < Ks->cols(); ++c) dQt(r, c) += T(R[r]) * (*Ks)(ref, c);
   }
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {
