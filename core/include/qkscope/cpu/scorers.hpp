@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -49,28 +50,52 @@ void product_abt(const A& a, const B& b, TileRef<T> S) {
   S.noalias() = a * b.transpose();
 }
 
-/// The row of K nearest the mean row (0 for an empty K): DotScorer's reference key. Tied
-/// keys then differ from it by exactly 0.
+/// DotScorer's reference key, or -1 for none (then dQs = dS K as usual). A reference is
+/// taken only where it helps and cannot hurt:
+///  - it must be tied: another key equals it exactly (then that group's dS cancel exactly);
+///  - its norm is at most 1.25 x the smallest key norm, so the added rounding,
+///    eps |k_ref| sum_j |dS_ij| twice, is at most 2.5 x the plain sum's bound
+///    eps sum_j |dS_ij| |k_j|. A reference taken from any key was unbounded: a huge padded
+///    or never-attended key made dQ wrong by eps |k_ref| |dS| (reviewer: a key of 1e20 past
+///    key_length gave dQ off by 0.42);
+///  - among those, the key nearest the mean key (tied keys that dominate are found there).
+/// Keys with a non-finite entry never qualify.
 template <class T>
 Eigen::Index reference_row(const Mat<T>& K) {
   // Scalar loops: this runs once per call, and Eigen's vectorised expressions cost wasm size.
   const Eigen::Index n = K.rows(), d = K.cols();
-  std::vector<double> mean(std::size_t(d), 0.0);
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index c = 0; c < d; ++c) mean[std::size_t(c)] += double(K(j, c)) / double(n);
-  Eigen::Index best = 0;
+  std::vector<double> mean(std::size_t(d), 0.0), norm2(std::size_t(n), 0.0);
+  double min_norm2 = std::numeric_limits<double>::infinity(), finite = 0;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    for (Eigen::Index c = 0; c < d; ++c) norm2[std::size_t(j)] += double(K(j, c)) * double(K(j, c));
+    if (!std::isfinite(norm2[std::size_t(j)])) continue;  // the mean of the finite keys
+    min_norm2 = std::min(min_norm2, norm2[std::size_t(j)]);
+    finite += 1;
+    for (Eigen::Index c = 0; c < d; ++c) mean[std::size_t(c)] += double(K(j, c));
+  }
+  for (double& m : mean) m /= std::max(finite, 1.0);
+  Eigen::Index best = -1;
   double d_best = std::numeric_limits<double>::infinity();
   for (Eigen::Index j = 0; j < n; ++j) {
+    if (!(norm2[std::size_t(j)] <= 1.5625 * min_norm2)) continue;  // 1.25^2; NaN and Inf fail
     double dist = 0;
     for (Eigen::Index c = 0; c < d; ++c) dist += (double(K(j, c)) - mean[std::size_t(c)]) * (double(K(j, c)) - mean[std::size_t(c)]);
-    if (dist < d_best) d_best = dist, best = j;  // NaN rows never win
+    if (dist < d_best) d_best = dist, best = j;
   }
-  return best;
+  if (best < 0) return -1;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    if (j == best) continue;
+    bool same = true;
+    for (Eigen::Index c = 0; c < d && same; ++c) same = K(j, c) == K(best, c);
+    if (same) return best;
+  }
+  return -1;
 }
 
 /// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM; wasm_gemm.hpp with wasm SIMD). Qs, Ks are the pre-processed
 /// rows (Q, normalised Q for cosine, Q W for bilinear).
-/// dQs_i = sum_j dS_ij k_j is formed as sum_j dS_ij (k_j - k_ref) + R_i k_ref, with R_i the
+/// With a reference key (reference_row: a tied key of about the smallest norm), dQs_i =
+/// sum_j dS_ij k_j is formed as sum_j dS_ij (k_j - k_ref) + R_i k_ref, with R_i the
 /// row's sum of dS in double (0 without a softcap): where keys tie (parallel cosine keys)
 /// the float dS, of size 1 / tau and summing to 0 only in exact arithmetic, no longer leave
 /// a residue, which a cosine query under the norm floor multiplies by 1e8 (dQ -12207 where
@@ -79,7 +104,7 @@ template <class T>
 struct DotScorer {
   const Mat<T>* Qs;
   const Mat<T>* Ks;
-  Eigen::Index ref = 0;  // reference_row(*Ks)
+  Eigen::Index ref = -1;  // reference_row(*Ks); -1: none
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
   Eigen::Index extra_size() const { return 0; }
@@ -93,9 +118,14 @@ struct DotScorer {
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
     product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
   }
-  /// Per key block, while its dS is in cache: dQt += dS (K_block - k_ref).
+  /// Per key block, while its dS is in cache: dQt += dS (K_block - k_ref), or dS K_block
+  /// without a reference.
   void grad_q(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
               Mat<T>& dQt) const {
+    if (ref < 0) {
+      dQt.noalias() += dS * Ks->middleRows(j0, bk);
+      return;
+    }
     // Scalar loops and the product's operand types as for K itself (wasm size: an Eigen
     // expression here cost ~1 KB gzipped); a copy is 1 / bq of the product's work.
     Mat<T> Kc(bk, Ks->cols());
@@ -106,6 +136,7 @@ struct DotScorer {
   /// After the row's blocks: dQt += R k_ref.
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
                    const double* R, Mat<T>& dQt) const {
+    if (ref < 0) return;
     for (Eigen::Index r = 0; r < bq; ++r)
       if (R[r] != 0)
         for (Eigen::Index c = 0; c < Ks->cols(); ++c) dQt(r, c) += T(R[r]) * (*Ks)(ref, c);
