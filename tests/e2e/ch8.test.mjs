@@ -17,7 +17,11 @@ const SPARSE = '[data-testid="figure-c8-sparse"]';
 
 async function linSummary(page) {
   await page.locator(LIN).scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => document.querySelector('[data-testid="c8-lin-summary"]')?.dataset.elu !== undefined);
+  // The error curve comes from the worker: wait for the one of the settings shown.
+  await page.waitForFunction(() => {
+    const d = document.querySelector('[data-testid="c8-lin-summary"]')?.dataset;
+    return d?.elu !== undefined && d.curve !== undefined && d.curveFor === d.key;
+  });
   return page.locator('[data-testid="c8-lin-summary"]').evaluate((e) => ({ elu: Number(e.dataset.elu), favor: Number(e.dataset.favor), curve: JSON.parse(e.dataset.curve), text: e.textContent }));
 }
 
@@ -37,6 +41,15 @@ test('linear attention: error against softmax is finite and > 0, FAVOR+ improves
     assert.ok(s.curve[10] < s.curve[0] / 4, `FAVOR+ error at m = 4096 (${s.curve[10]}) well below m = 4 (${s.curve[0]})`);
     assert.ok(s.curve[10] < s.elu, 'with enough features FAVOR+ beats elu + 1 (a different kernel)');
     const fig = page.locator(LIN);
+    // sigma: the maps follow at once, the curve (from the worker) follows for the new sigma.
+    await fig.locator('[data-testid="c8-sigma"]').fill('1');
+    await page.waitForFunction(() => /c8\.sigma=1(&|$)/.test(location.search));
+    const s1 = await linSummary(page);
+    assert.match(await page.locator('[data-testid="c8-lin-summary"]').getAttribute('data-curve-for'), /^1,1,false$/);
+    assert.equal(s1.curve.length, 11);
+    assert.notDeepEqual(s1.curve, s.curve, 'a new sigma, a new curve');
+    await fig.locator('[data-testid="c8-sigma"]').fill('0.5');
+    assert.deepEqual((await linSummary(page)).curve, s.curve, 'back to sigma 0.5: the same curve');
     const soft = await cells(page, 'c8-softmax');
     for (let i = 0; i < 8; i++) assert.ok(Math.abs(soft.filter((c) => c.i === i).reduce((a, c) => a + c.value, 0) - 1) < 1e-4);
     const approx0 = await cells(page, 'c8-approx');

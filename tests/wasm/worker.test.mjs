@@ -190,11 +190,11 @@ describe('jobs: the tutorial\'s own long computations in the worker (jobs.ts)', 
   };
 
   test('the job table is what the worker knows; an unknown job is a RangeError naming the known ones', async () => {
-    assert.deepEqual([...JOB_NAMES].sort(), ['broadcastAdditive', 'saturation', 'variance']);
+    assert.deepEqual([...JOB_NAMES].sort(), ['broadcastAdditive', 'favorCurve', 'saturation', 'variance']);
     const r = await job('nope', []);
     assert.equal(r.ok, false);
     assert.equal(r.error.name, 'RangeError');
-    assert.match(r.error.message, /unknown job 'nope' \(known: broadcastAdditive, saturation, variance\)/);
+    assert.match(r.error.message, /unknown job 'nope' \(known: broadcastAdditive, saturation, favorCurve, variance\)/);
     const t = await handle({ id: ++id, kind: 'time', method: 'nope', args: [], reps: 1, slowMs: 100 }, qk, now);
     assert.equal(t.ok, false);
     assert.match(t.error.message, /cannot time 'nope'/);
@@ -254,6 +254,27 @@ describe('jobs: the tutorial\'s own long computations in the worker (jobs.ts)', 
       assert.equal(bad.error.name, 'RangeError');
       assert.match(bad.error.message, re);
     }
+  });
+
+  test('favorCurve: chapter 8\'s FAVOR+ error curve, the same as on the page; bad seed, sigma or causal rejects', async () => {
+    const { favorErrorCurve, CURVE_M } = await import(pathToFileURL(join(out, 'chapters/ch8-beyond/model.js')).href);
+    for (const [seed, sigma, causal] of [[1, 0.5, false], [7, 2, true]]) {
+      const r = await job('favorCurve', [seed, sigma, causal]);
+      assert.equal(r.ok, true, r.error?.message);
+      assert.deepEqual(r.value, favorErrorCurve(qk, seed, sigma, causal));
+      assert.deepEqual(r.value.map((p) => p.m), CURVE_M);
+      assert.ok(r.value.every((p) => Number.isFinite(p.err) && p.err > 0), 'finite, positive errors');
+      // Peaky weights (sigma 2) keep FAVOR+'s variance high even at m = 4096 (0.26 against 0.62).
+      const by = sigma < 1 ? 4 : 2;
+      assert.ok(r.value.at(-1).err < r.value[0].err / by, `m = 4096 (${r.value.at(-1).err}) below m = 4 (${r.value[0].err}) / ${by}`);
+    }
+    for (const [args, re] of [[[-1, 0.5, false], /seed must be an integer >= 0/], [[1, 0, false], /sigma must be a number in \(0, 16\]/], [[1, NaN, false], /sigma/], [[1, '0.5', false], /sigma/], [[1, 0.5, 1], /causal must be a boolean/]]) {
+      const bad = await job('favorCurve', args);
+      assert.equal(bad.ok, false);
+      assert.equal(bad.error.name, 'RangeError');
+      assert.match(bad.error.message, re);
+    }
+    assert.equal((await job('favorCurve', [1, 0.5, false])).ok, true, 'usable after bad input');
   });
 
   test('variance: a named run advances request by request and ends with the page\'s numbers; a new seed restarts it', async () => {

@@ -7,12 +7,14 @@
  * - broadcastAdditive: chapter 7's textbook additive attention in JavaScript (it materialises
  *   (L_q, L_k, d_h) tensors; the comparison the chapter times against the core).
  * - saturation: chapter 3's softmax saturation curves for one L_k (96 forward calls).
+ * - favorCurve: chapter 8's FAVOR+ error against softmax for m = 4 ... 4096 (11 calls).
  * - variance: chapter 3's Monte Carlo run, kept in the worker between requests under the
  *   page's name for it, advanced by up to `budgetMs` per request (the page draws each answer).
  */
 import type { Matrix, QkScope } from '@qkscope/wasm';
 import { type AdditiveParams, broadcastAdditive } from '../chapters/ch7-cost/model';
 import { saturation, VarianceRun, type MomentsState } from '../chapters/ch3-scaling/model';
+import { favorErrorCurve } from '../chapters/ch8-beyond/model';
 
 /** Arguments of a variance request. A new seed or sample count restarts the named run. */
 export interface VarianceStep {
@@ -59,6 +61,13 @@ function checkSaturation(seed: unknown, lk: unknown): [number, number] {
   return [seed as number, lk as number];
 }
 
+function checkFavorCurve(seed: unknown, sigma: unknown, causal: unknown): [number, number, boolean] {
+  if (!Number.isInteger(seed) || (seed as number) < 0) throw new RangeError(`favorCurve: seed must be an integer >= 0, got ${String(seed)}`);
+  if (typeof sigma !== 'number' || !(sigma > 0 && sigma <= 16)) throw new RangeError(`favorCurve: sigma must be a number in (0, 16], got ${String(sigma)}`);
+  if (typeof causal !== 'boolean') throw new RangeError(`favorCurve: causal must be a boolean, got ${String(causal)}`);
+  return [seed as number, sigma, causal];
+}
+
 /** A (rows, cols, data) matrix whose data holds rows x cols numbers, else a RangeError naming it. */
 function checkMatrix(name: string, m: unknown): Matrix {
   const x = m as Matrix | undefined;
@@ -85,6 +94,7 @@ type Job = (qk: QkScope, args: unknown[], now: () => number) => unknown;
 export const JOBS = {
   broadcastAdditive: ((_qk, args) => broadcast(args)) as Job,
   saturation: ((qk, args) => saturation(qk, ...checkSaturation(args[0], args[1]))) as Job,
+  favorCurve: ((qk, args) => favorErrorCurve(qk, ...checkFavorCurve(args[0], args[1], args[2]))) as Job,
   variance: ((qk, args, now) => variance(qk, args[0] as VarianceStep, now)) as Job,
 } satisfies Record<string, Job>;
 

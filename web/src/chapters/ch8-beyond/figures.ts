@@ -1,8 +1,8 @@
 /**
  * Chapter 8's figures:
  * - 8.1: softmax weights (forward()) next to the weights linear attention implies
- *   (linearAttention(): elu + 1 or FAVOR+), relative output error against m, causal via
- *   prefix sums.
+ *   (linearAttention(): elu + 1 or FAVOR+), relative output error against m (the curve's 11
+ *   calls run in the worker: a dragged sigma repaints the maps first), causal via prefix sums.
  * - 8.2: time against L: softmax through forward() and the tiled attention(), linear elu + 1
  *   and FAVOR+, all in the core; the crossover against the tiled softmax, as natively
  *   (Run button), and the length where linear attention overtakes the core's softmax.
@@ -23,7 +23,8 @@ import { h, testId } from '../shared/dom';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import type { Timing } from '../../model/timing';
-import { crossoverL, featureOptions, type FeatureKind, powersOfTwo, randn, relError } from './model';
+import { crossoverL, favorErrorCurve, featureOptions, LIN_D, linearError, linearInputs, powersOfTwo, randn, relError, softmaxOf } from './model';
+import { qkWorker } from '../../worker/client';
 import type { Ch8Spec } from './model';
 import type { Ch8Text } from './en';
 
@@ -48,8 +49,6 @@ const panel = (title: HTMLElement | string, el: HTMLElement) => h('div', { class
 /** Figure 8.1: linear attention (elu + 1, FAVOR+) against softmax. */
 export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const t = ctx.t.fig1;
-  const L = 8;
-  const D = 8;
   const softHm = new Heatmap('c8-softmax');
   const approxHm = new Heatmap('c8-approx');
   softHm.onCellFocus = (cell) => approxHm.highlight(cell);
@@ -59,38 +58,62 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const approxTitle = h('h3', { textContent: titleFor(store.get()) });
   const chart = new LineChart('c8-error');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c8-lin-summary');
-  let last: { soft: ForwardResult; approx: Matrix; errors: { m: number; err: number }[]; eluErr: number; favorErr: number } | null = null;
+  let last: { soft: ForwardResult; approx: Matrix; eluErr: number; favorErr: number } | null = null;
   let errorCurve: { key: string; errors: { m: number; err: number }[] } = { key: '', errors: [] };
 
-  const draw = () => {
+  /** The curve for the current seed, sigma and causal: from the worker (stale requests dropped), else here. */
+  let asked = 0;
+  let pending = '';  // the key of the request in flight (a dragged m does not ask again)
+  const fetchCurve = async (key: string, s: Readonly<{ seed: number; sigma: number; causal: boolean }>) => {
+    const my = ++asked;
+    pending = key;
+    const worker = qkWorker();
+    let next: { m: number; err: number }[] | null = null;
+    if (worker) {
+      try {
+        next = await worker.job<{ m: number; err: number }[]>('favorCurve', [s.seed, s.sigma, s.causal], 'c8-favor-curve');
+      } catch (e) {
+        if ((e as Error).name === 'AbortError') return;  // a newer sigma is on its way
+      }
+    }
+    if (my !== asked) return;
+    pending = '';
+    errorCurve = { key, errors: next ?? favorErrorCurve(ctx.qk, s.seed, s.sigma, s.causal) };
+    if (last) drawCurve();
+  };
+
+  const drawCurve = () => {
     const s = store.get();
-    const Q = randn(s.seed, 0, L, D, s.sigma);
-    const K = randn(s.seed, 1, L, D, s.sigma);
-    const V = randn(s.seed, 2, L, D);
-    const soft = ctx.qk.forward({ query: Q, key: K, value: V, score: 'scaled_dot', causal: s.causal });
-    const lin = (kind: FeatureKind, m: number, weights = false) =>
-      ctx.qk.linearAttention({ query: Q, key: K, value: V, causal: s.causal, weights, ...featureOptions(kind, m, s.seed) });
-    const err = (kind: FeatureKind, m: number) => relError(lin(kind, m).output.data, soft.output.data);
-    const approx = lin(s.map, s.m, true).weights!;
-    // The error curve does not depend on m or the map: a dragged m slider reuses it.
-    const curveKey = `${s.seed},${s.sigma},${s.causal}`;
-    if (curveKey !== errorCurve.key) errorCurve = { key: curveKey, errors: powersOfTwo(4, 4096).map((m) => ({ m, err: err('favor', m) })) };
     const errors = errorCurve.errors;
-    last = { soft, approx, errors, eluErr: err('elu', D), favorErr: err('favor', s.m) };
-    const masked = s.causal ? (i: number, j: number) => j > i : undefined;
-    softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
-    approxTitle.textContent = titleFor(s);
-    approxHm.update(weightsSpec(ctx, approx, approxTitle.textContent, masked));
     const series: LineSeries[] = [
       { id: 'favor', label: t.seriesFavor, color: 1, points: errors.map((e) => ({ x: e.m, y: Math.max(e.err, 1e-6) })) },
       { id: 'elu', label: t.seriesElu, color: 2, dashed: true, markers: false, points: [4, 4096].map((m) => ({ x: m, y: Math.max(last!.eluErr, 1e-6) })) },
     ];
     chart.update({ label: t.errorLabel, x: { label: t.axisM, scale: 'log', ticks: [4, 16, 64, 256, 1024, 4096] }, y: { label: t.axisErr, scale: 'log' }, series, height: 280,
       marker: { x: s.m, label: fill(t.marker, { m: s.m }) } });
+    summary.dataset.curve = JSON.stringify(errors.map((e) => e.err));
+    summary.dataset.curveFor = errorCurve.key;  // which settings the curve is for (it arrives from the worker)
+  };
+
+  const draw = () => {
+    const s = store.get();
+    const x = linearInputs(s.seed, s.sigma);
+    const soft = softmaxOf(ctx.qk, x, s.causal);
+    const approx = ctx.qk.linearAttention({ query: x.Q, key: x.K, value: x.V, causal: s.causal, weights: true, ...featureOptions(s.map, s.m, s.seed) }).weights!;
+    last = { soft, approx, eluErr: linearError(ctx.qk, x, soft, s.causal, 'elu', LIN_D, s.seed), favorErr: linearError(ctx.qk, x, soft, s.causal, 'favor', s.m, s.seed) };
+    const masked = s.causal ? (i: number, j: number) => j > i : undefined;
+    softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
+    approxTitle.textContent = titleFor(s);
+    approxHm.update(weightsSpec(ctx, approx, approxTitle.textContent, masked));
     summary.textContent = fill(t.summary, { elu: fixed(last.eluErr, 3), m: s.m, favor: fixed(last.favorErr, 3) });
     summary.dataset.elu = String(last.eluErr);
     summary.dataset.favor = String(last.favorErr);
-    summary.dataset.curve = JSON.stringify(errors.map((e) => e.err));
+    // The error curve does not depend on m or the map (a dragged m reuses it); a new seed,
+    // sigma or causal asks the worker, and the old curve stays until the new one arrives.
+    const key = `${s.seed},${s.sigma},${s.causal}`;
+    summary.dataset.key = key;
+    if (key !== errorCurve.key && key !== pending) void fetchCurve(key, { seed: s.seed, sigma: s.sigma, causal: s.causal });
+    if (errorCurve.errors.length) drawCurve();
   };
 
   const fig = new FigureFrame(ctx.cat, {
@@ -101,7 +124,7 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     charts: () => [{ title: t.softmaxTitle, parts: softHm.parts() }, { title: approxTitle.textContent ?? '', parts: approxHm.parts() }, { title: t.errorTitle, parts: chart.parts() }],
     data: (): FigureData => {
       const tbl = matricesTable([['softmax', last!.soft.weights], ['linear', last!.approx]]);
-      return { ...tbl, json: { settings: store.get(), weights: tbl, favorErrorByM: last!.errors, eluError: last!.eluErr } };
+      return { ...tbl, json: { settings: store.get(), weights: tbl, favorErrorByM: errorCurve.errors, eluError: last!.eluErr } };
     },
   });
   fig.body.append(

@@ -3,8 +3,8 @@
  * (qk.linearAttention: elu + 1, Katharopoulos et al. 2020; FAVOR+, Choromanski et al. 2021;
  * causal by prefix sums), and the crossover length of two timing series.
  */
-import type { LinearAttentionOptions, Matrix } from '@qkscope/wasm';
-import type { Timing } from '../../model/timing';
+import type { ForwardResult, LinearAttentionOptions, Matrix, QkScope } from '@qkscope/wasm';
+import { powersOfTwo, type Timing } from '../../model/timing';
 import { normalMatrix, normals, stream } from '../../model/random';
 import { bool, choice, int, num } from '../../model/url-state';
 
@@ -32,6 +32,39 @@ export function relError(A: ArrayLike<number>, B: ArrayLike<number>): number {
   return den > 0 ? Math.sqrt(num / den) : Math.sqrt(num);
 }
 
+/** Figure 8.1's sequence length and width: L = d = 8, small enough to print every weight. */
+export const LIN_L = 8;
+export const LIN_D = 8;
+
+/** Figure 8.1's seeded query, key (entries of standard deviation sigma) and value. */
+export function linearInputs(seed: number, sigma: number): { Q: Matrix; K: Matrix; V: Matrix } {
+  return { Q: randn(seed, 0, LIN_L, LIN_D, sigma), K: randn(seed, 1, LIN_L, LIN_D, sigma), V: randn(seed, 2, LIN_L, LIN_D) };
+}
+
+/** The softmax attention linear attention approximates (scaled dot, as in the figure). */
+export function softmaxOf(qk: QkScope, x: { Q: Matrix; K: Matrix; V: Matrix }, causal: boolean): ForwardResult {
+  return qk.forward({ query: x.Q, key: x.K, value: x.V, score: 'scaled_dot', causal });
+}
+
+/** The error of linear attention with feature map `kind` (m features) against softmax's output. */
+export function linearError(qk: QkScope, x: { Q: Matrix; K: Matrix; V: Matrix }, soft: ForwardResult, causal: boolean, kind: FeatureKind, m: number, seed: number): number {
+  const lin = qk.linearAttention({ query: x.Q, key: x.K, value: x.V, causal, ...featureOptions(kind, m, seed) });
+  return relError(lin.output.data, soft.output.data);
+}
+
+/** The m at which Figure 8.1 draws FAVOR+'s error: 4, 8, ..., 4096. */
+export const CURVE_M = powersOfTwo(4, 4096);
+
+/**
+ * FAVOR+'s error against softmax for m = 4 ... 4096 features (Figure 8.1's curve): 11 calls,
+ * the last with 4096 features, ~10 ms in a browser, so the page asks the worker (jobs.ts).
+ */
+export function favorErrorCurve(qk: QkScope, seed: number, sigma: number, causal: boolean): { m: number; err: number }[] {
+  const x = linearInputs(seed, sigma);
+  const soft = softmaxOf(qk, x, causal);
+  return CURVE_M.map((m) => ({ m, err: linearError(qk, x, soft, causal, 'favor', m, seed) }));
+}
+
 /**
  * The crossover length: the smallest measured L from which `fast` is quicker than `slow` at
  * every measured L up to the largest; null when `fast` is not quicker at the largest L.
@@ -49,7 +82,7 @@ export function crossoverL(results: readonly Timing[], slow: string, fast: strin
   return cross;
 }
 
-export { powersOfTwo } from '../../model/timing';
+export { powersOfTwo };
 
 /** The chapter's URL state: one field table (model/url-state.ts) shared by its figures. */
 export function makeSpec() {
