@@ -10,6 +10,7 @@
 #include "reference/reference.hpp"
 #include "support/compare.hpp"
 #include "support/convert.hpp"
+#include "support/tiled_check.hpp"
 
 using namespace qkscope;
 
@@ -21,10 +22,7 @@ struct Run {
 };
 
 Run tiled(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO, const AttentionConfig<float>& c) {
-  cpu::TiledOptions o;
-  o.threads = 1;
-  o.block_q = 1;
-  o.block_k = 2;  // rows span two key tiles
+  const cpu::TiledOptions o = qktest::one_thread_small_tiles();
   Run r;
   r.fwd = cpu::attention_forward<float>(Q, K, V, {}, c, o);
   REQUIRE_FALSE(r.fwd.fallback);  // the finding was on the tiled kernels themselves
@@ -37,23 +35,6 @@ AttentionConfig<float> cosine(double temperature = 1) {
   c.score = "cosine";
   c.temperature = temperature;
   return c;
-}
-
-/// The tiled output, dQ and dK against the double reference under the suite's rule, with
-/// the core in float as the bar.
-void matches_reference(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
-                       const AttentionConfig<float>& c) {
-  const Run t = tiled(Q, K, V, dO, c);
-  const auto cd = qktest::config_as<double>(c);
-  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
-  const auto ref = reference::attention<double>(Qd, Kd, Vd, {}, cd);
-  const auto core = attention_forward<float>(Q, K, V, {}, c);
-  CHECK_MATCHES_REFERENCE("tiled output", t.fwd.output, core.output, ref.output);
-  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
-  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
-  const auto g32 = attention_backward<float>(Q, K, V, {}, c, core, dO);
-  CHECK_MATCHES_REFERENCE("tiled dQ", t.grads.dQ, g32.dQ, g64.dQ);
-  CHECK_MATCHES_REFERENCE("tiled dK", t.grads.dK, g32.dK, g64.dK);
 }
 
 }  // namespace
@@ -83,7 +64,7 @@ TEST_CASE("tiled cosine with keys near -2e38 and a query below the norm floor (f
   CHECK(t.grads.dQ(1, 0) == 0.0f);
   CHECK(t.grads.dQ(2, 0) == 0.0f);
   CHECK(t.grads.dK.isZero(0));
-  matches_reference(Q, K, V, dO, cosine());
+  qktest::check_tiled_matches_reference(Q, K, V, dO, cosine());
 }
 
 TEST_CASE("tiled cosine with entries near +-3e38 matches the reference (fuzzer seeds 4 and 6)",
@@ -92,14 +73,14 @@ TEST_CASE("tiled cosine with entries near +-3e38 matches the reference (fuzzer s
     const Matrix Q = qktest::mat<float>({{-2.7823087e38, -2.78231174e38, 1}}),
                  K = qktest::mat<float>({{1, 2.0625, -2.7823087e38}, {-2.7823087e38, -2.78422985e38, -2.98914689e38}}),
                  V = qktest::mat<float>({{-1}, {-2.01948392e-28}}), dO = qktest::mat<float>({{1}});
-    matches_reference(Q, K, V, dO, cosine());
+    qktest::check_tiled_matches_reference(Q, K, V, dO, cosine());
   }
   SECTION("seed 4: zero rows beside rows of 3.27e38 (output was 86% off)") {
     const Matrix Q = qktest::mat<float>({{-1, -2}, {0, 0}, {0, 3.56078434}, {0, 3.26937941e38}, {3.26937941e38, 3.2693786e38}, {3.21600179e38, 0}}),
                  K = qktest::mat<float>({{0, 0}, {0, 0}, {3.26937941e38, 3.26937941e38}, {3.26937941e38, 3.26937941e38}}),
                  V = qktest::mat<float>({{1e30, 4}, {4, 3.99987793}, {3.56078434, 0}, {0, 0}});
     const Matrix dO = Matrix::Ones(6, 2);
-    matches_reference(Q, K, V, dO, cosine());
+    qktest::check_tiled_matches_reference(Q, K, V, dO, cosine());
   }
 }
 

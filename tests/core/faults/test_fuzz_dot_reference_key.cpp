@@ -7,38 +7,15 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "qkscope/cpu/attention.hpp"
-#include "qkscope/qkscope.hpp"
-#include "support/compare.hpp"
-#include "support/convert.hpp"
+#include "support/tiled_check.hpp"
 
 using namespace qkscope;
+using qktest::check_tiled_matches_reference;
 
 namespace {
-
-/// Tiled output, dQ, dK and dV against the double core under the suite's rule, the float
-/// core as the bar; one query row per tile and two keys per block, so rows span blocks.
-void matches_reference(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
-                       const AttentionConfig<float>& c) {
-  cpu::TiledOptions o;
-  o.threads = 1;
-  o.block_q = 1;
-  o.block_k = 2;
-  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
-  REQUIRE_FALSE(t.fallback);
-  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
-  const auto cd = qktest::config_as<double>(c);
-  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
-  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
-  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
-  const auto f32 = attention_forward<float>(Q, K, V, {}, c);
-  const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
-  CHECK_MATCHES_REFERENCE("tiled output", t.output, f32.output, f64.output);
-  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, g32.dQ, g64.dQ);
-  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, g32.dK, g64.dK);
-  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, g32.dV, g64.dV);
-}
 
 AttentionConfig<float> dot() {
   AttentionConfig<float> c;
@@ -60,7 +37,7 @@ TEST_CASE("tiled dot: huge keys past key_length, causally hidden or never attend
     const Matrix V = qktest::mat<float>({{1}, {-1}, {0}, {0}, {0}});
     auto padded = dot();
     padded.mask.key_length = 2;
-    matches_reference(Q, K, V, dO, padded);
+    check_tiled_matches_reference(Q, K, V, dO, padded);
   }
   // Causal: query 0 sees key 0 only; later queries see the tied huge keys.
   const Matrix Qc = qktest::mat<float>({{1}, {0.5f}, {-0.25f}});
@@ -70,11 +47,11 @@ TEST_CASE("tiled dot: huge keys past key_length, causally hidden or never attend
   auto causal = dot();
   causal.mask.causal = true;
   causal.temperature = 1e3;  // keeps the logits 1e4 / 1e3 in range for every row
-  matches_reference(Qc, Kc, Vc, dOc, causal);
+  check_tiled_matches_reference(Qc, Kc, Vc, dOc, causal);
   // No mask: tied keys of -1e3 get P = 0 beside 1 and -1.
   const Matrix Kn = qktest::mat<float>({{-1e3f}, {-1e3f}, {-1e3f}, {1}, {-1}});
   const Matrix Vn = qktest::mat<float>({{0}, {0}, {0}, {1}, {-1}});
-  matches_reference(Q, Kn, Vn, dO, dot());
+  check_tiled_matches_reference(Q, Kn, Vn, dO, dot());
 }
 
 TEST_CASE("reference key rule: tied, of about the smallest norm, nearest the mean; else none",

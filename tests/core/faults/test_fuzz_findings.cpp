@@ -14,6 +14,7 @@
 #include "reference/reference.hpp"
 #include "reference/tolerance.hpp"
 #include "support/convert.hpp"
+#include "support/tiled_check.hpp"
 
 using namespace qkscope;
 using Catch::Matchers::WithinAbs;
@@ -21,13 +22,7 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-cpu::TiledOptions one_thread_small_tiles() {
-  cpu::TiledOptions o;
-  o.threads = 1;
-  o.block_q = 1;
-  o.block_k = 2;  // the row spans two key tiles
-  return o;
-}
+using qktest::one_thread_small_tiles;
 
 }  // namespace
 
