@@ -99,8 +99,12 @@ export function linearFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
     const s = store.get();
     const x = linearInputs(s.seed, s.sigma);
     const soft = softmaxOf(ctx.qk, x, s.causal);
-    const approx = ctx.qk.linearAttention({ query: x.Q, key: x.K, value: x.V, causal: s.causal, weights: true, ...featureOptions(s.map, s.m, s.seed) }).weights!;
-    last = { soft, approx, eluErr: linearError(ctx.qk, x, soft, s.causal, 'elu', LIN_D, s.seed), favorErr: linearError(ctx.qk, x, soft, s.causal, 'favor', s.m, s.seed) };
+    const shown = ctx.qk.linearAttention({ query: x.Q, key: x.K, value: x.V, causal: s.causal, weights: true, ...featureOptions(s.map, s.m, s.seed) });
+    // The map shown is one of the two errors the summary states: its output is not computed again.
+    const errorOf = (kind: 'elu' | 'favor', m: number) =>
+      kind === s.map ? relError(shown.output.data, soft.output.data) : linearError(ctx.qk, x, soft, s.causal, kind, m, s.seed);
+    const approx = shown.weights!;
+    last = { soft, approx, eluErr: errorOf('elu', LIN_D), favorErr: errorOf('favor', s.m) };
     const masked = s.causal ? (i: number, j: number) => j > i : undefined;
     softHm.update(weightsSpec(ctx, soft.weights, t.softmaxTitle, masked));
     approxTitle.textContent = titleFor(s);
