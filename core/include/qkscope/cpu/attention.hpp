@@ -68,7 +68,7 @@ std::vector<DotScorer<T>> scorers_of(const std::vector<score::DotForm<T>>& f, co
   std::vector<DotScorer<T>> sc;
   for (std::size_t n = 0; n < f.size(); ++n) {
     const Mat<T>& K = f[n].k_or(*h[n].K);
-    sc.push_back({&f[n].q_or(*h[n].Q), &K, reference_row(K)});
+    sc.push_back(DotScorer<T>::make(&f[n].q_or(*h[n].Q), &K));
   }
   return sc;
 }

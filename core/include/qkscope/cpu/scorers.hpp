@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -50,61 +52,98 @@ void product_abt(const A& a, const B& b, TileRef<T> S) {
   S.noalias() = a * b.transpose();
 }
 
-/// DotScorer's reference key, or -1 for none (then dQs = dS K as usual). A reference is
-/// taken only where it helps and cannot hurt:
-///  - it must be tied: another key equals it exactly (then that group's dS cancel exactly);
-///  - its norm is at most 1.25 x the smallest key norm, so the added rounding,
-///    eps |k_ref| sum_j |dS_ij| twice, is at most 2.5 x the plain sum's bound
-///    eps sum_j |dS_ij| |k_j|. A reference taken from any key was unbounded: a huge padded
-///    or never-attended key made dQ wrong by eps |k_ref| |dS| (reviewer: a key of 1e20 past
-///    key_length gave dQ off by 0.42);
-///  - among those, the key nearest the mean key (tied keys that dominate are found there).
-/// Keys with a non-finite entry never qualify.
+/// DotScorer's reference key, or -1 for none (then dQs = dS K as usual): a key that another
+/// key equals exactly (that group's dS then cancel exactly), not zero (then both sums are the
+/// same), with finite entries; among those, the one nearest the mean of the finite keys (tied
+/// keys that dominate are found there). Any choice is safe: DotScorer keeps, entry by entry,
+/// the sum with the smaller rounding bound (a rule that took the reference from the key
+/// norms alone, without that check, made dQ 0.42 off for a padded key of 1e20: review).
 template <class T>
 Eigen::Index reference_row(const Mat<T>& K) {
   // Scalar loops: this runs once per call, and Eigen's vectorised expressions cost wasm size.
   const Eigen::Index n = K.rows(), d = K.cols();
   std::vector<double> mean(std::size_t(d), 0.0), norm2(std::size_t(n), 0.0);
-  double min_norm2 = std::numeric_limits<double>::infinity(), finite = 0;
+  double finite = 0;
   for (Eigen::Index j = 0; j < n; ++j) {
     for (Eigen::Index c = 0; c < d; ++c) norm2[std::size_t(j)] += double(K(j, c)) * double(K(j, c));
     if (!std::isfinite(norm2[std::size_t(j)])) continue;  // the mean of the finite keys
-    min_norm2 = std::min(min_norm2, norm2[std::size_t(j)]);
     finite += 1;
     for (Eigen::Index c = 0; c < d; ++c) mean[std::size_t(c)] += double(K(j, c));
   }
   for (double& m : mean) m /= std::max(finite, 1.0);
+  // Tied keys are found by hashing each finite, non-zero key into an open-addressed table
+  // (O(L_k d) expected; comparing every pair cost O(L_k^2 d), and std::sort ~1 KB of wasm).
+  // The hash reads -0 as 0, since -0 == 0 ties as well.
+  const std::size_t slots = 2 * std::size_t(n) + 1;
+  std::vector<Eigen::Index> table(slots, -1);
+  std::vector<char> tied(std::size_t(n), 0);
+  for (Eigen::Index j = 0; j < n; ++j) {
+    if (!(std::isfinite(norm2[std::size_t(j)]) && norm2[std::size_t(j)] > 0)) continue;
+    std::uint64_t h = 1469598103934665603ull;
+    for (Eigen::Index c = 0; c < d; ++c) {
+      const double x = K(j, c) == 0 ? 0.0 : double(K(j, c));
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      h = (h ^ bits) * 1099511628211ull;
+    }
+    for (std::size_t s = std::size_t(h % slots);; s = (s + 1) % slots) {
+      const Eigen::Index k = table[s];
+      if (k < 0) {
+        table[s] = j;
+        break;
+      }
+      bool same = true;
+      for (Eigen::Index c = 0; c < d && same; ++c) same = K(k, c) == K(j, c);
+      if (same) {
+        tied[std::size_t(k)] = tied[std::size_t(j)] = 1;
+        break;
+      }
+    }
+  }
   Eigen::Index best = -1;
   double d_best = std::numeric_limits<double>::infinity();
   for (Eigen::Index j = 0; j < n; ++j) {
-    if (!(norm2[std::size_t(j)] <= 1.5625 * min_norm2)) continue;  // 1.25^2; NaN and Inf fail
+    if (!tied[std::size_t(j)]) continue;
     double dist = 0;
     for (Eigen::Index c = 0; c < d; ++c) dist += (double(K(j, c)) - mean[std::size_t(c)]) * (double(K(j, c)) - mean[std::size_t(c)]);
     if (dist < d_best) d_best = dist, best = j;
   }
-  if (best < 0) return -1;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    if (j == best) continue;
-    bool same = true;
-    for (Eigen::Index c = 0; c < d && same; ++c) same = K(j, c) == K(best, c);
-    if (same) return best;
-  }
-  return -1;
+  return best;
 }
 
-/// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM; wasm_gemm.hpp with wasm SIMD). Qs, Ks are the pre-processed
-/// rows (Q, normalised Q for cosine, Q W for bilinear).
-/// With a reference key (reference_row: a tied key of about the smallest norm), dQs_i =
-/// sum_j dS_ij k_j is formed as sum_j dS_ij (k_j - k_ref) + R_i k_ref, with R_i the
-/// row's sum of dS in double (0 without a softcap): where keys tie (parallel cosine keys)
-/// the float dS, of size 1 / tau and summing to 0 only in exact arithmetic, no longer leave
-/// a residue, which a cosine query under the norm floor multiplies by 1e8 (dQ -12207 where
-/// 0: fuzzer finding).
+/// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM; wasm_gemm.hpp with wasm SIMD). Qs, Ks
+/// are the pre-processed rows (Q, normalised Q for cosine, Q W for bilinear).
+/// dQs_i = sum_j dS_ij k_j. Where keys tie (parallel cosine keys), the float dS of size 1 / tau
+/// sum to 0 only in exact arithmetic and leave a residue that a cosine query under the norm
+/// floor multiplies by 1e8 (dQ -12207 where 0: fuzzer finding). With a reference key
+/// (reference_row: a tied key) each entry of dQs is also formed as
+/// sum_j dS_ij (k_jc - k_ref,c) + R_i k_ref,c (R_i the row's sum of dS in double, 0 without
+/// a softcap), where the tied group's terms are exactly 0, and the entry keeps whichever of
+/// the two sums has the smaller rounding bound, sum_j |dS_ij| |k_jc| against
+/// sum_j |dS_ij| |k_jc - k_ref,c| + |R_i| |k_ref,c|. Per entry, because either form can be
+/// far worse: a tied group at P ~ 0 beside attended keys whose dS cancel put eps |dS| |k_ref|
+/// into the split form (17 times the rule's bar: review), and the plain sum is 62,456 times
+/// past it where the tied group carries the row.
 template <class T>
 struct DotScorer {
   const Mat<T>* Qs;
   const Mat<T>* Ks;
   Eigen::Index ref = -1;  // reference_row(*Ks); -1: none
+  /// With a reference: K - k_ref, |K| and |K - k_ref| (L_k, d), formed once per call.
+  Mat<T> Kc, Ka, Kca;
+  static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks) {
+    DotScorer s{Qs, Ks, reference_row(*Ks), {}, {}, {}};
+    if (s.ref < 0) return s;
+    const Eigen::Index n = Ks->rows(), d = Ks->cols();
+    s.Kc.resize(n, d), s.Ka.resize(n, d), s.Kca.resize(n, d);
+    for (Eigen::Index j = 0; j < n; ++j)  // scalar loops: wasm size
+      for (Eigen::Index c = 0; c < d; ++c) {
+        s.Kc(j, c) = (*Ks)(j, c) - (*Ks)(s.ref, c);
+        s.Ka(j, c) = std::abs((*Ks)(j, c));
+        s.Kca(j, c) = std::abs(s.Kc(j, c));
+      }
+    return s;
+  }
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
   Eigen::Index extra_size() const { return 0; }
@@ -118,28 +157,35 @@ struct DotScorer {
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
     product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
   }
-  /// Per key block, while its dS is in cache: dQt += dS (K_block - k_ref), or dS K_block
-  /// without a reference.
+  /// Per key block, while its dS is in cache: dQt += dS K_block (without a reference; with
+  /// one, grad_q_rows forms both sums).
   void grad_q(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
               Mat<T>& dQt) const {
-    if (ref < 0) {
-      dQt.noalias() += dS * Ks->middleRows(j0, bk);
-      return;
-    }
-    // Scalar loops and the product's operand types as for K itself (wasm size: an Eigen
-    // expression here cost ~1 KB gzipped); a copy is 1 / bq of the product's work.
-    Mat<T> Kc(bk, Ks->cols());
-    for (Eigen::Index r = 0; r < bk; ++r)
-      for (Eigen::Index c = 0; c < Ks->cols(); ++c) Kc(r, c) = (*Ks)(j0 + r, c) - (*Ks)(ref, c);
-    dQt.noalias() += dS * static_cast<const Mat<T>&>(Kc).middleRows(0, bk);
+    if (ref < 0) dQt.noalias() += dS * Ks->middleRows(j0, bk);
   }
-  /// After the row's blocks: dQt += R k_ref.
-  void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
-                   const double* R, Mat<T>& dQt) const {
+  /// With a reference, after the row's blocks: both sums and their bounds, entry by entry.
+  /// Every product has the operand types of grad_q's (one GEMM instantiation: wasm size).
+  void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
+                   const Mat<T>& dS, const double* R, Mat<T>& dQt) const {
     if (ref < 0) return;
+    const Eigen::Index d = Ks->cols(), L_k = dS.cols();
+    Mat<T> plain = Mat<T>::Zero(bq, d), split = plain, plain_bound = plain, split_bound = plain, adS;
+    for (const Eigen::Index j0 : blocks) {
+      const Eigen::Index bk = std::min(block_k, L_k - j0);
+      const ConstTileRef<T> ds = dS.middleCols(j0, bk);
+      adS = ds.cwiseAbs();
+      const ConstTileRef<T> ads = adS;
+      plain.noalias() += ds * Ks->middleRows(j0, bk);
+      split.noalias() += ds * static_cast<const Mat<T>&>(Kc).middleRows(j0, bk);
+      plain_bound.noalias() += ads * static_cast<const Mat<T>&>(Ka).middleRows(j0, bk);
+      split_bound.noalias() += ads * static_cast<const Mat<T>&>(Kca).middleRows(j0, bk);
+    }
     for (Eigen::Index r = 0; r < bq; ++r)
-      if (R[r] != 0)
-        for (Eigen::Index c = 0; c < Ks->cols(); ++c) dQt(r, c) += T(R[r]) * (*Ks)(ref, c);
+      for (Eigen::Index c = 0; c < d; ++c) {
+        const double kr = double((*Ks)(ref, c));
+        const bool use_split = double(split_bound(r, c)) + std::abs(R[r] * kr) < double(plain_bound(r, c));
+        dQt(r, c) += use_split ? T(double(split(r, c)) + R[r] * kr) : plain(r, c);
+      }
   }
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {
