@@ -3,7 +3,9 @@
 // (web/src/charts/heatmap-field.ts): each pixel is its cell's colour (brighter for a larger
 // weight on viridis), masked cells leave it transparent under the hatch, every point of a cell
 // (corners too) reaches that cell, a map that shrinks back to printed numbers hides the field,
-// and an export carries the colours as an image.
+// and an export carries the colours as an image. Chapter 9's printed maps (canvasNumbers) draw
+// colours and numbers on a second canvas: each cell's colour sits under its own cell, the gaps
+// stay clear, the numbers stay in the DOM, and the export has them as vector cells and text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exportFile, noProblems, usePage } from './chapter-helpers.mjs';
@@ -14,7 +16,7 @@ const env = usePage();
 function readMap(page, testid) {
   return page.evaluate((testid) => {
     const svg = document.querySelector(`[data-testid="${testid}"] .heatmap-svg`);
-    const canvas = svg.querySelector('.heatmap-field canvas');
+    const canvas = svg.querySelector('.heatmap-field canvas.pixels');
     const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
     const out = [];
     for (const g of svg.querySelectorAll('g.cell')) {
@@ -73,6 +75,7 @@ test('a map that grows past 8 columns switches to the canvas and back, with no s
     const state = () => page.$eval('[data-testid="figure-c9-heads"] .heatmap-svg', (svg) => ({
       large: svg.classList.contains('large'),
       field: svg.querySelector('.heatmap-field')?.getAttribute('display') ?? 'absent',
+      printed: svg.querySelector('.heatmap-field')?.classList.contains('printed') ?? false,
       texts: [...svg.querySelectorAll('g.cell text')].filter((t) => t.textContent).length,
       cols: Number(svg.dataset.cols),
     }));
@@ -82,12 +85,58 @@ test('a map that grows past 8 columns switches to the canvas and back, with no s
       await page.waitForFunction((L) => Number(document.querySelector('[data-testid="figure-c9-heads"] .heatmap-svg')?.dataset.cols) === L, L);
       const s = await state();
       assert.equal(s.large, large, `L = ${L}`);
-      if (large) assert.equal(s.field, 'inline', `L = ${L}: the field is shown`);
-      else {
-        assert.ok(s.field === 'none' || s.field === 'absent', `L = ${L}: the field is hidden (${s.field})`);
-        assert.ok(s.texts > 0, `L = ${L}: numbers are printed again`);
-      }
+      assert.equal(s.field, 'inline', `L = ${L}: the field is shown`);
+      // Printed again: the canvas of numbers, not the stale one-pixel-per-cell colours.
+      assert.equal(s.printed, !large, `L = ${L}: ${large ? 'one pixel per cell' : 'the printed canvas'}`);
+      if (!large) assert.ok(s.texts > 0, `L = ${L}: numbers are printed again`);
     }
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('printed maps on a canvas (chapter 9): each colour under its own cell, clear gaps, numbers in the DOM and in the export', async () => {
+  const { page, problems, close } = await env.open('?c9.heads=3&c9.L=6#ch9');
+  try {
+    const fig = page.locator('[data-testid="figure-c9-heads"]');
+    await fig.scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="c9-entropy"] g.cell').length === 18);
+    for (const testid of ['c9-entropy', 'c9-weights']) {
+      const r = await page.evaluate((testid) => {
+        const svg = document.querySelector(`[data-testid="${testid}"] .heatmap-svg`);
+        const holder = svg.querySelector('.heatmap-field');
+        const canvas = holder.querySelector('canvas.print');
+        const scale = canvas.width / parseFloat(canvas.style.width);
+        const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        const at = (x, y) => { const k = 4 * (Math.floor(y * scale) * canvas.width + Math.floor(x * scale)); return [...px.slice(k, k + 4)]; };
+        const x0 = Number(holder.getAttribute('x')), y0 = Number(holder.getAttribute('y'));
+        const bad = [];
+        let texts = 0;
+        for (const g of svg.querySelectorAll('g.cell')) {
+          const [tx, ty] = g.getAttribute('transform').match(/[\d.]+/g).map(Number);
+          const side = Number(g.querySelector('rect').getAttribute('width'));
+          // Inside the cell (top middle, clear of its number) and in the gap left of it.
+          const inside = at(tx - x0 + side / 2, ty - y0 + 3);
+          const gap = at(tx - x0 - 0.5, ty - y0 + side / 2);
+          const want = g.dataset.fill.match(/\d+/g).map(Number);
+          if (inside[3] !== 255 || inside.slice(0, 3).some((v, c) => Math.abs(v - want[c]) > 2)) bad.push(`(${g.dataset.i},${g.dataset.j}) inside ${inside} want ${want}`);
+          if (gap[3] > 64) bad.push(`(${g.dataset.i},${g.dataset.j}) gap ${gap}`);
+          const text = g.querySelector('text');
+          if (text.textContent && getComputedStyle(text).display === 'none') texts++;
+        }
+        return { bad, texts, cells: svg.querySelectorAll('g.cell').length, printed: holder.classList.contains('printed') };
+      }, testid);
+      assert.equal(r.printed, true, `${testid}: printed on the canvas`);
+      assert.deepEqual(r.bad, [], `${testid}: colours under their cells`);
+      assert.equal(r.texts, r.cells, `${testid}: every number is in the DOM (not drawn twice)`);
+    }
+    // The export has vector cells with their numbers, not the canvas.
+    const svg = (await exportFile(page, 'figure-c9-heads', 'svg')).bytes.toString('utf8');
+    assert.doesNotMatch(svg, /foreignObject|<canvas|<image/);
+    const printed = await page.$$eval('[data-testid="c9-weights"] g.cell text', (ts) => ts.map((t) => t.textContent));
+    for (const n of printed) assert.match(svg, new RegExp(`>${n.replace('.', '\\.')}</text>`));
+    assert.doesNotMatch(svg, /<text[^>]*display="none"[^>]*>0\.\d\d</, 'no number hidden in the export');
     noProblems(problems);
   } finally {
     await close();

@@ -55,13 +55,24 @@ function inlined(svg: SVGSVGElement): SVGSVGElement {
     out.removeAttribute('tabindex');
     out.removeAttribute('style');
   });
+  // A map whose numbers are drawn on a canvas (heatmap.ts, canvasNumbers) exports as vector
+  // cells again: fills and inks from the cells' data, numbers from their (unrendered) texts.
+  src.forEach((el, k) => {
+    const fill = el.getAttribute('data-fill');
+    if (!fill || !el.matches('g.cell')) return;
+    const [rect, text] = [dst[k]!.querySelector('rect'), dst[k]!.querySelector('text')];
+    if (el.querySelector('rect')?.getAttribute('fill') === 'transparent') rect?.setAttribute('fill', fill);
+    text?.setAttribute('fill', el.getAttribute('data-ink') ?? 'currentColor');
+    text?.removeAttribute('display');
+  });
   // A canvas (a large heatmap's colours, heatmap-field.ts) is copied blank and would not be
   // drawn outside the page: its pixels become an <image> in the holder's place.
   const canvases = svg.querySelectorAll('canvas');
   copy.querySelectorAll('canvas').forEach((c, k) => {
     const holder = c.closest('foreignObject');
     if (!holder) return;
-    if (holder.getAttribute('display') === 'none') return holder.remove(); // a map drawn small now
+    // A map drawn small now, or one whose cells were just made vector again (above).
+    if (holder.getAttribute('display') === 'none' || canvases[k]!.closest('foreignObject')?.classList.contains('printed')) return holder.remove();
     const img = document.createElementNS(SVG_NS, 'image');
     for (const a of ['x', 'y', 'width', 'height', 'display']) {
       const v = holder.getAttribute(a);

@@ -5,16 +5,29 @@
  * rewrites one bitmap instead of restyling and repainting a thousand SVG rectangles
  * (native/bench/NOTES.md, "Sliders, fourth pass"). The per-cell elements stay, transparent, for
  * focus, hover and labels (heatmap.ts). Export turns the canvas into an <image> (export.ts).
+ * A map that opts in (`canvasNumbers`) draws its printed numbers here too, in device pixels
+ * (drawPrinted): a new value or a new shape then lays out no SVG text (native/bench/NOTES.md,
+ * "Sliders, sixth pass").
  */
 import { setAttr } from './attr';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** One printed cell: its fill, the ink of its number and the number ('' for none); masked cells are hatched by their own rect. */
+export interface PrintedCell {
+  fill: string;
+  ink: string;
+  text: string;
+  masked: boolean;
+}
 
 export class ColourField {
   private readonly holder: SVGForeignObjectElement;
   private readonly canvas: HTMLCanvasElement;
   private readonly maskedPath: SVGPathElement;
   private maskKey = '';
+  /** The canvas of printed maps (drawPrinted), in device pixels, created on first use. */
+  private print: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D | null; font: string; scale: number } | null = null;
 
   /** Inserts the field into `svg` before `before` (the cells, which are drawn over it). */
   constructor(svg: SVGSVGElement, before: Element, hatchUrl: string) {
@@ -22,6 +35,7 @@ export class ColourField {
     this.holder.setAttribute('class', 'heatmap-field');
     this.holder.setAttribute('aria-hidden', 'true');
     this.canvas = document.createElement('canvas');
+    this.canvas.className = 'pixels';
     this.holder.append(this.canvas);
     this.maskedPath = document.createElementNS(SVG_NS, 'path');
     this.maskedPath.setAttribute('class', 'heatmap-masked');
@@ -43,10 +57,7 @@ export class ColourField {
    */
   draw(rows: number, cols: number, cell: number, left: number, top: number, rgb: (k: number) => readonly [number, number, number],
     masked: readonly boolean[]): void {
-    setAttr(this.holder, 'x', String(left));
-    setAttr(this.holder, 'y', String(top));
-    setAttr(this.holder, 'width', String(cols * cell));
-    setAttr(this.holder, 'height', String(rows * cell));
+    this.place(rows, cols, cell, left, top, false);
     if (this.canvas.width !== cols) this.canvas.width = cols;
     if (this.canvas.height !== rows) this.canvas.height = rows;
     const ctx = this.canvas.getContext('2d');
@@ -73,5 +84,70 @@ export class ColourField {
         if (masked[i * cols + j]) d += `M${left + j * cell},${top + i * cell}h${cell}v${cell}h${-cell}z`;
     setAttr(this.maskedPath, 'd', d || 'M0,0');
     setAttr(this.maskedPath, 'visibility', d ? 'visible' : 'hidden');
+  }
+
+  /**
+   * Draws a printed map: rounded cells of `cell` CSS px with a 1 px gap, as the SVG cells are
+   * drawn (heatmap.ts), each number centred in `font` with its baseline 0.35 em below the
+   * middle (the SVG text's dy); `scale` device pixels per CSS px keep the numbers sharp.
+   * Masked cells are left transparent (their rects carry the hatch).
+   */
+  drawPrinted(rows: number, cols: number, cell: number, left: number, top: number, cells: readonly PrintedCell[],
+    font: { px: number; css: string }, scale: number): void {
+    this.place(rows, cols, cell, left, top, true);
+    this.maskKey = ''; // the hatch path is not used here; draw() rebuilds it when the map grows
+    setAttr(this.maskedPath, 'visibility', 'hidden');
+    const p = (this.print ??= { canvas: this.holder.appendChild(document.createElement('canvas')), ctx: null, font: '', scale: 0 });
+    p.canvas.className = 'print';
+    const w = cols * cell;
+    const h = rows * cell;
+    // The bitmap only grows (the holder clips it): a resized canvas is reallocated and loses its
+    // state, and setting its font again makes the browser resolve the canvas's style (a forced
+    // style recalc per map and input when a shape slider resized it every time).
+    if (p.scale !== scale || w * scale > p.canvas.width || h * scale > p.canvas.height) {
+      p.canvas.width = Math.ceil(Math.max(w, p.canvas.width / (p.scale || scale)) * scale);
+      p.canvas.height = Math.ceil(Math.max(h, p.canvas.height / (p.scale || scale)) * scale);
+      p.canvas.style.width = `${p.canvas.width / scale}px`;
+      p.canvas.style.height = `${p.canvas.height / scale}px`;
+      p.scale = scale;
+      p.ctx = p.canvas.getContext('2d');
+      p.font = '';
+      p.ctx?.setTransform(scale, 0, 0, scale, 0, 0);
+      // A fixed direction: the default, 'inherit', makes each fillText resolve the canvas's style.
+      if (p.ctx) p.ctx.direction = 'ltr';
+    }
+    const ctx = p.ctx;
+    if (!ctx) return;
+    ctx.clearRect(0, 0, p.canvas.width / scale, p.canvas.height / scale);
+    if (p.font !== font.css) {
+      ctx.font = p.font = font.css;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'alphabetic';
+    }
+    const side = cell - 2;
+    const dy = 0.35 * font.px;
+    for (let k = 0; k < cells.length; k++) {
+      const c = cells[k]!;
+      if (c.masked) continue;
+      const x = (k % cols) * cell + 1;
+      const y = Math.floor(k / cols) * cell + 1;
+      ctx.fillStyle = c.fill;
+      ctx.beginPath();
+      ctx.roundRect(x, y, side, side, 3);
+      ctx.fill();
+      if (c.text) {
+        ctx.fillStyle = c.ink;
+        ctx.fillText(c.text, x + side / 2, y + side / 2 + dy);
+      }
+    }
+  }
+
+  /** Places the holder over the cells; `printed` turns off the one-pixel-per-cell look. */
+  private place(rows: number, cols: number, cell: number, left: number, top: number, printed: boolean): void {
+    setAttr(this.holder, 'x', String(left));
+    setAttr(this.holder, 'y', String(top));
+    setAttr(this.holder, 'width', String(cols * cell));
+    setAttr(this.holder, 'height', String(rows * cell));
+    if (this.holder.classList.contains('printed') !== printed) this.holder.classList.toggle('printed', printed);
   }
 }

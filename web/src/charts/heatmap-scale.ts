@@ -22,18 +22,22 @@ function hex(c: string): [number, number, number] {
   return [parseInt(c.slice(1, 3), 16), parseInt(c.slice(3, 5), 16), parseInt(c.slice(5, 7), 16)];
 }
 
-function ramp(stops: readonly string[], t: number): [number, number, number] {
+/** The stops as bytes, parsed once: a slider redraws every cell's colour on each input. */
+const VIRIDIS_RGB = VIRIDIS.map(hex);
+const RDBU_R_RGB = RDBU_R.map(hex);
+
+function ramp(stops: readonly (readonly number[])[], t: number): [number, number, number] {
   const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (stops.length - 1);
   const i = Math.min(stops.length - 2, Math.floor(x));
-  const a = hex(stops[i]!);
-  const b = hex(stops[i + 1]!);
+  const a = stops[i]!;
+  const b = stops[i + 1]!;
   const f = x - i;
-  return [0, 1, 2].map((k) => Math.round(a[k]! + (b[k]! - a[k]!) * f)) as [number, number, number];
+  return [Math.round(a[0]! + (b[0]! - a[0]!) * f), Math.round(a[1]! + (b[1]! - a[1]!) * f), Math.round(a[2]! + (b[2]! - a[2]!) * f)];
 }
 
 /** The fill of a value as [r, g, b] bytes (what `colour` writes as rgb(...)); for pixels drawn on a canvas. */
 export function colourRgb(palette: Palette, x: number, extent: number): [number, number, number] {
-  return palette === 'unit' ? ramp(VIRIDIS, x) : ramp(RDBU_R, (Math.min(extent, Math.max(-extent, x)) / (extent || 1) + 1) / 2);
+  return palette === 'unit' ? ramp(VIRIDIS_RGB, x) : ramp(RDBU_R_RGB, (Math.min(extent, Math.max(-extent, x)) / (extent || 1) + 1) / 2);
 }
 
 /**

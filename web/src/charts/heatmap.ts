@@ -5,14 +5,18 @@
  * roving tabindex), each cell carrying an aria-label readout.
  * Colours, domain, legend ticks, which cells print numbers and keyboard movement come from
  * heatmap-scale.ts, shared with <qk-scope>'s grid; this file draws them as SVG (exportable).
+ * A map built with `canvasNumbers` draws its printed cells' colours and numbers on a canvas
+ * (heatmap-field.ts) and keeps the SVG cells for focus, hover, labels and export only: its
+ * sliders change every number at once, which as SVG text cost a relayout of every cell.
  */
-import { setAttr } from './attr';
+import { setAttr, setText } from './attr';
 import { select, type Selection } from 'd3';
 import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
 import { setSvgLabel } from './label';
 import { type Palette, colour, colourRgb, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
-import { ColourField } from './heatmap-field';
+import { ColourField, type PrintedCell } from './heatmap-field';
+import { drawAxes } from './heatmap-axes';
 import './heatmap.css';
 
 export type { Palette };
@@ -54,6 +58,12 @@ const CHAR_EM = 0.6;
 const LEFT = 64;
 const TOP = 44;
 const PAD = 6;
+/** Font sizes of printed numbers in CSS px by class (heatmap.css), for numbers drawn on a canvas. */
+const FONT_PX = { normal: 13.5, small: 11.5, tiny: 10 } as const;
+/** The geometry each cell was last drawn with ('large', or the cell size of a printed map). */
+const drawnGeometry = new WeakMap<Element, string>();
+/** The page's font family (read once: every heatmap inherits it from the root). */
+let pageFont = '';
 let uid = 0;
 
 export class Heatmap {
@@ -76,8 +86,11 @@ export class Heatmap {
   private field: ColourField | null = null;
   /** Called when the pointer or keyboard focus enters a cell (null on leave), to sync other charts. */
   onCellFocus: ((cell: [number, number] | null) => void) | null = null;
+  /** Printed maps draw colours and numbers on the canvas too (see the file's comment). */
+  private readonly canvasNumbers: boolean;
 
-  constructor(testId: string) {
+  constructor(testId: string, opts: { canvasNumbers?: boolean } = {}) {
+    this.canvasNumbers = opts.canvasNumbers ?? false;
     this.el = document.createElement('div');
     this.el.className = 'heatmap';
     this.el.dataset.testid = testId;
@@ -144,6 +157,7 @@ export class Heatmap {
     // transparent, sit in grid units in one scaled group, so a new cell size or new values
     // rewrite no cell geometry and repaint no cell.
     const large = !showsText(rows, cols);
+    const printedCanvas = this.canvasNumbers && !large;
     const width = LEFT + cols * CELL + PAD;
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
@@ -159,6 +173,7 @@ export class Heatmap {
     if (root.classList.contains('small-text') !== (font === 'small')) root.classList.toggle('small-text', font === 'small');
     if (root.classList.contains('tiny-text') !== (font === 'tiny')) root.classList.toggle('tiny-text', font === 'tiny');
     if (root.classList.contains('large') !== large) root.classList.toggle('large', large);
+    if (root.classList.contains('canvas-numbers') !== printedCanvas) root.classList.toggle('canvas-numbers', printedCanvas);
     setAttr(root, 'data-rows', String(rows));
     setAttr(root, 'data-cols', String(cols));
 
@@ -173,13 +188,14 @@ export class Heatmap {
     const self = this;
     const group = this.svg.select<SVGGElement>('g.cells');
     const groupNode = group.node()!;
+    if (large || printedCanvas) this.field ??= new ColourField(root, groupNode, hatch);
     if (large) {
-      this.field ??= new ColourField(root, groupNode, hatch);
       setAttr(groupNode, 'transform', `translate(${LEFT},${TOP}) scale(${CELL})`);
     } else if (groupNode.hasAttribute('transform')) {
       groupNode.removeAttribute('transform');
     }
-    this.field?.show(large);
+    this.field?.show(large || printedCanvas);
+    const printed: PrintedCell[] = new Array(printedCanvas ? rows * cols : 0);
     const join = group
       .selectAll<SVGGElement, Cell>('g.cell')
       .data(cells, (d) => `${d.i},${d.j}`)
@@ -204,44 +220,69 @@ export class Heatmap {
     // Only what changed is written: a dragged slider changes values, rarely the layout.
     const cellSize = String(CELL - 2);
     const mid = String((CELL - 2) / 2);
+    const geometry = large ? 'large' : String(CELL);
     join.each(function (d) {
       setAttr(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
-      setAttr(this, 'data-i', String(d.i));
-      setAttr(this, 'data-j', String(d.j));
       setAttr(this, 'data-value', String(d.value));
+      // A class, not a [data-value] selector, for NaN cells (chapter 5): an attribute selector
+      // in any stylesheet restyles every cell whose value changes (~2.8 ms per 256 cells).
+      const nan = Number.isNaN(d.value);
+      if (this.classList.contains('nan') !== nan) this.classList.toggle('nan', nan);
       setAttr(this, 'data-masked', String(d.masked));
       setAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
       const rect = this.firstElementChild as SVGRectElement;
-      if (large) {
-        // Grid units in the scaled group: the same attributes whatever the cell size.
-        setAttr(this, 'transform', `translate(${d.j},${d.i})`);
-        setAttr(rect, 'width', '1');
-        setAttr(rect, 'height', '1');
-        // Square: rx = 3 on a 1 x 1 rect would round it to a circle (outlines, and a
-        // fifth of the cell missing the pointer: reviewer).
-        setAttr(rect, 'rx', '0');
-        setAttr(rect, 'fill', 'transparent');
-        if (rect.classList.contains('masked')) rect.classList.remove('masked');
-        const text = rect.nextElementSibling as SVGTextElement;
-        if (text.textContent) text.textContent = '';
+      const text = rect.nextElementSibling as SVGTextElement;
+      // A cell keeps its (i, j) (the join is keyed by them): its geometry depends only on the
+      // mode and the cell size, so it is written when they change, not checked on every input.
+      if (drawnGeometry.get(this) !== geometry) {
+        drawnGeometry.set(this, geometry);
+        setAttr(this, 'data-i', String(d.i));
+        setAttr(this, 'data-j', String(d.j));
+        if (large) {
+          // Grid units in the scaled group: the same attributes whatever the cell size.
+          setAttr(this, 'transform', `translate(${d.j},${d.i})`);
+          setAttr(rect, 'width', '1');
+          setAttr(rect, 'height', '1');
+          // Square: rx = 3 on a 1 x 1 rect would round it to a circle (outlines, and a
+          // fifth of the cell missing the pointer: reviewer).
+          setAttr(rect, 'rx', '0');
+          setAttr(rect, 'fill', 'transparent');
+          if (rect.classList.contains('masked')) rect.classList.remove('masked');
+          setText(text, '');
+          if (this.hasAttribute('data-fill')) this.removeAttribute('data-fill');
+          if (this.hasAttribute('data-ink')) this.removeAttribute('data-ink');
+        } else {
+          setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
+          setAttr(rect, 'rx', '3');
+          setAttr(rect, 'width', cellSize);
+          setAttr(rect, 'height', cellSize);
+          setAttr(text, 'x', mid);
+          setAttr(text, 'y', mid);
+        }
+      }
+      if (large) return;
+      const value = fillOf(d.value);
+      if (rect.classList.contains('masked') !== d.masked) rect.classList.toggle('masked', d.masked);
+      const shown = !showText || d.masked ? '' : fixed(d.value, spec.decimals);
+      setText(text, shown);
+      if (printedCanvas) {
+        // The canvas paints fill and number; the rect stays for outlines and the pointer, the
+        // text (not rendered, heatmap.css) keeps the number for readers of the DOM and export.
+        setAttr(rect, 'fill', d.masked ? hatch : 'transparent');
+        setAttr(this, 'data-fill', value.fill);
+        setAttr(this, 'data-ink', value.ink);
+        printed[d.i * cols + d.j] = { fill: value.fill, ink: value.ink, text: shown, masked: d.masked };
         return;
       }
-      const value = fillOf(d.value);
-      setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
-      setAttr(rect, 'rx', '3');
-      setAttr(rect, 'width', cellSize);
-      setAttr(rect, 'height', cellSize);
       setAttr(rect, 'fill', d.masked ? hatch : value.fill);
-      if (rect.classList.contains('masked') !== d.masked) rect.classList.toggle('masked', d.masked);
-      const text = rect.nextElementSibling as SVGTextElement;
-      setAttr(text, 'x', mid);
-      setAttr(text, 'y', mid);
-      const shown = !showText || d.masked ? '' : fixed(d.value, spec.decimals);
-      if (text.textContent !== shown) text.textContent = shown;
       setAttr(text, 'fill', d.masked ? 'currentColor' : value.ink);
     });
 
-    if (large) {
+    if (printedCanvas) {
+      pageFont ||= getComputedStyle(document.documentElement).fontFamily;
+      const px = font === 'none' ? FONT_PX.tiny : FONT_PX[font];
+      this.field!.drawPrinted(rows, cols, CELL, LEFT, TOP, printed, { px, css: `500 ${px}px ${pageFont}` }, window.devicePixelRatio || 1);
+    } else if (large) {
       this.field!.draw(rows, cols, CELL, LEFT, TOP, (k) => colourRgb(spec.palette, data[k]!, extent), cells.map((c) => c.masked));
     }
     this.drawLegend(spec, extent);
@@ -257,14 +298,7 @@ export class Heatmap {
     const key = [rows, cols, CELL, spec.rowAxis, spec.colAxis].join('\u0000');
     if (key === this.axesKey) return;
     this.axesKey = key;
-    const axes = this.svg.select<SVGGElement>('g.axes');
-    axes.selectAll('*').remove();
-    axes.append('text').attr('class', 'axis-title').attr('x', LEFT + (cols * CELL) / 2).attr('y', 12).attr('text-anchor', 'middle').text(`${spec.colAxis} →`);
-    axes.append('text').attr('class', 'axis-title').attr('x', 2).attr('y', TOP - 10).attr('text-anchor', 'start').text(`${spec.rowAxis} ↓`);
-    for (let j = 0; j < cols; j++)
-      axes.append('text').attr('class', 'tick').attr('x', LEFT + j * CELL + CELL / 2).attr('y', TOP - 10).attr('text-anchor', 'middle').text(j + 1);
-    for (let i = 0; i < rows; i++)
-      axes.append('text').attr('class', 'tick').attr('x', LEFT - 10).attr('y', TOP + i * CELL + CELL / 2).attr('dy', '0.35em').attr('text-anchor', 'end').text(i + 1);
+    drawAxes(this.svg.select<SVGGElement>('g.axes').node()!, { rows, cols, cell: CELL, left: LEFT, top: TOP, rowAxis: spec.rowAxis, colAxis: spec.colAxis });
   }
 
   private drawLegend(spec: HeatmapSpec, extent: number): void {

@@ -25,10 +25,13 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
   const t = ctx.t.fig;
   const c = ctx.cat.common;
   const names = ctx.qk.scoreFunctions.map((f) => f.name);
-  const entropyHm = new Heatmap('c9-entropy');
-  const maxHm = new Heatmap('c9-maxweight');
-  const supportHm = new Heatmap('c9-support');
-  const weightsHm = new Heatmap('c9-weights');
+  // Numbers on canvases: H and L change every number of the four maps at once, which as SVG
+  // text was a relayout of every cell (native/bench/NOTES.md, "Sliders, sixth pass").
+  const opts = { canvasNumbers: true };
+  const entropyHm = new Heatmap('c9-entropy', opts);
+  const maxHm = new Heatmap('c9-maxweight', opts);
+  const supportHm = new Heatmap('c9-support', opts);
+  const weightsHm = new Heatmap('c9-weights', opts);
   const maps = [entropyHm, maxHm, supportHm];
   for (const m of maps) m.onCellFocus = (cell) => maps.forEach((o) => o !== m && o.highlight(cell));
   const table = testId(h('table', { className: 'row-stats c9-table' }), 'c9-table');
@@ -75,6 +78,8 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
       const texts = [fixed(hd.meanEntropy, 3), fixed(dd.logL > 0 ? hd.meanEntropy / dd.logL : 0, 2), fixed(hd.meanMax, 3),
         fixed(hd.meanSupport, 2), t.verdict[hd.verdict]];
       texts.forEach((text, n) => {
+        // textContent, not setText: the page re-measures a table's scroll box on child-list
+        // mutations only (app.ts), and a longer verdict can make this table scroll.
         const td = tr.cells[n + 1]!;
         if (td.textContent !== text) td.textContent = text;
       });
