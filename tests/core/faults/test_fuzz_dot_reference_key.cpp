@@ -1,13 +1,17 @@
-// The dot family's reference key (cpu/scorers.hpp, reference_row): the tiled dQ may sum
-// dS (k_j - k_ref) + R k_ref so that tied keys cancel exactly. A first version took k_ref
-// from every key, nearest the mean: a huge key past key_length, causally hidden, or with
-// P = 0 became the reference, and dQ was off by eps |k_ref| |dS| (reviewer, 2026-12-04: a
-// padded key of 1e20 gave dQ off by 0.42 where the rule allows 1.5e-6). These cases pin the
-// rule that replaced it: a reference must be tied and of about the smallest key norm.
+// The dot family's tiled dQ where keys tie (cpu/scorers.hpp, DotScorer, tied_groups): each
+// entry is the plain sum dS K or the sum about a tied reference key, dS (K - k_ref) + R k_ref,
+// whichever has the smaller rounding bound, with the reference per query tile the tied group
+// that carries the tile's sum |dS|. Earlier rules, each broken by a reviewer (2026-12-04): a
+// reference from every key, nearest the mean (a padded key of 1e20 made dQ 0.42 off where the
+// rule allows 1.5e-6); only tied keys of about the smallest norm, the split always (17 times
+// the bar where the tied group has P ~ 0); one reference per call (5,893 times the bar with
+// two tied groups). Each case below fails under one of them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "qkscope/cpu/attention.hpp"
 #include "support/tiled_check.hpp"
@@ -54,27 +58,33 @@ TEST_CASE("tiled dot: huge keys past key_length, causally hidden or never attend
   check_tiled_matches_reference(Q, Kn, Vn, dO, dot());
 }
 
-TEST_CASE("reference key rule: a tied, finite, non-zero key nearest the mean; else none",
+TEST_CASE("tied key groups: finite, non-zero keys equal to another, by their lowest index",
           "[faults][reliability][tiled][score]") {
-  using cpu::detail::reference_row;
-  // No two keys equal: no reference (dQ = dS K as before).
-  CHECK(reference_row<float>(qktest::mat<float>({{1}, {2}, {3}})) == -1);
-  // Of two tied groups, the one nearest the mean (4e19 here): the keys of 1.
-  CHECK(reference_row<float>(qktest::mat<float>({{1}, {-1}, {1e20f}, {1e20f}, {1}})) == 0);
-  // Huge tied keys may be the reference (DotScorer then keeps the plain sum where the split's
-  // bound is larger; the test case above checks dQ with them).
-  CHECK(reference_row<float>(qktest::mat<float>({{1}, {-1}, {1e20f}, {1e20f}, {1e20f}})) == 2);
-  // Tied zero keys would be a reference that changes nothing: none.
-  CHECK(reference_row<float>(qktest::mat<float>({{0, 0}, {0, 0}, {1, 2}})) == -1);
-  CHECK(reference_row<float>(qktest::mat<float>({{0, 0}, {1, 1}, {1, 1}})) == 1);
-  // Unit keys (cosine's rows): the tied group nearest the mean, its lowest index.
-  CHECK(reference_row<float>(qktest::mat<float>({{0, 1}, {1, 0}, {1, 0}, {1, 0}, {0, 1}})) == 1);
-  // Ties are found wherever they sit (the keys are sorted, not compared with neighbours).
-  CHECK(reference_row<float>(qktest::mat<float>({{3, 1}, {0, 2}, {5, 5}, {-1, 4}, {3, 1}})) == 0);
-  // A non-finite key never qualifies, even when tied, and does not poison the mean's winner.
+  using cpu::detail::tied_groups;
+  using G = std::vector<Eigen::Index>;
+  // No two keys equal: no groups (dQ = dS K as before).
+  CHECK(tied_groups<float>(qktest::mat<float>({{1}, {2}, {3}})).empty());
+  CHECK(tied_groups<float>(qktest::mat<float>({{1}, {-1}, {1e20f}, {1e20f}, {1}})) == G{0, -1, 2, 2, 0});
+  // Tied zero keys would be a reference that changes nothing; -0 ties 0.
+  CHECK(tied_groups<float>(qktest::mat<float>({{0, 0}, {0, 0}, {1, 2}})).empty());
+  CHECK(tied_groups<float>(qktest::mat<float>({{-0.f, 1}, {0, 1}, {1, 2}})) == G{0, 0, -1});
+  CHECK(tied_groups<float>(qktest::mat<float>({{3, 1}, {0, 2}, {5, 5}, {-1, 4}, {3, 1}})) == G{0, -1, -1, -1, 0});
+  // A key with a non-finite entry is never in a group, even when tied.
   const float inf = std::numeric_limits<float>::infinity();
-  CHECK(reference_row<float>(qktest::mat<float>({{inf}, {inf}, {2}, {2}})) == 2);
-  CHECK(reference_row<float>(Matrix(0, 3)) == -1);
+  CHECK(tied_groups<float>(qktest::mat<float>({{inf}, {inf}, {2}, {2}})) == G{-1, -1, 2, 2});
+  CHECK(tied_groups<float>(Matrix(0, 3)).empty());
+  // Keys that differ only in the signs of their entries (+-1): a hash that folded whole words
+  // without mixing them left these in neighbouring slots, and the probing took seconds here.
+  Matrix S(16384, 16);
+  for (Eigen::Index j = 0; j < S.rows(); ++j)
+    for (Eigen::Index c = 0; c < S.cols(); ++c) S(j, c) = (j >> c) & 1 ? -1.f : 1.f;
+  CHECK(tied_groups<float>(S).empty());
+  S.row(9000) = S.row(7);
+  const auto g = tied_groups<float>(S);
+  REQUIRE(g.size() == 16384);
+  CHECK(g[7] == 7);
+  CHECK(g[9000] == 7);
+  CHECK(std::count(g.begin(), g.end(), -1) == 16382);
 }
 
 TEST_CASE("tiled dot: a tied group at P ~ 0 beside attended keys whose dS cancel keeps dQ exact per entry (review, 2026-12-04)",
@@ -107,4 +117,21 @@ TEST_CASE("tiled dot: a tied group at P ~ 0 beside attended keys whose dS cancel
                                   qktest::mat<float>({{30.850523f, 171.602203f}, {63.9910927f, 140.15419f}, {-146.62706f, 9.67424583f}}),
                                   cool, o);
   }
+}
+
+TEST_CASE("tiled dot: with two tied groups, the one carrying the row is the reference (review, 2026-12-04)",
+          "[faults][reliability][tiled][score]") {
+  // Cosine at tau = 1e-4: the query leans on the four keys [1, 0]; the three keys [0.3, 0.5]
+  // sit nearer the mean of the keys. A reference fixed per call (nearest the mean) left dQ
+  // [-0.00118, 0.00589] where it is 0 (5,893 times the rule's bar); the group that carries the
+  // tile's sum |dS| cancels exactly.
+  auto c = dot();
+  c.score = "cosine";
+  c.temperature = 1e-4;
+  const Matrix Q = qktest::mat<float>({{1, 0.2f}});
+  const Matrix K = qktest::mat<float>(
+      {{1, 0}, {1, 0}, {1, 0}, {1, 0}, {0.3f, 0.5f}, {0.3f, 0.5f}, {0.3f, 0.5f}, {0.25f, 0.4f}, {0.35f, 0.45f}, {0.2f, 0.6f}});
+  const Matrix V = qktest::mat<float>(
+      {{-0.14341f}, {-1.871403f}, {-1.131296f}, {1.556167f}, {1.044668f}, {-1.113703f}, {2.476016f}, {-0.374286f}, {-1.219731f}, {-0.139622f}});
+  check_tiled_matches_reference(Q, K, V, qktest::mat<float>({{300}}), c);
 }

@@ -52,40 +52,36 @@ void product_abt(const A& a, const B& b, TileRef<T> S) {
   S.noalias() = a * b.transpose();
 }
 
-/// DotScorer's reference key, or -1 for none (then dQs = dS K as usual): a key that another
-/// key equals exactly (that group's dS then cancel exactly), not zero (then both sums are the
-/// same), with finite entries; among those, the one nearest the mean of the finite keys (tied
-/// keys that dominate are found there). Any choice is safe: DotScorer keeps, entry by entry,
-/// the sum with the smaller rounding bound (a rule that took the reference from the key
-/// norms alone, without that check, made dQ 0.42 off for a padded key of 1e20: review).
+/// Groups of tied keys for DotScorer: group[j] = the lowest index of the keys equal to key j
+/// where at least two keys are equal, else -1; empty where no key ties. Zero keys (both of
+/// DotScorer's sums are then the same) and keys with a non-finite entry are never in a group.
+/// Keys are hashed into an open-addressed table, O(L_k d) expected: every 64-bit word goes
+/// through splitmix64's finaliser first, since a plain FNV-style fold left keys that differ
+/// only in sign (entries +-1) in neighbouring slots and the probing quadratic (4096 keys:
+/// 105-188 ms; review). -0 hashes as 0, since -0 == 0 ties as well. Scalar loops: wasm size.
 template <class T>
-Eigen::Index reference_row(const Mat<T>& K) {
-  // Scalar loops: this runs once per call, and Eigen's vectorised expressions cost wasm size.
+std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
   const Eigen::Index n = K.rows(), d = K.cols();
-  std::vector<double> mean(std::size_t(d), 0.0), norm2(std::size_t(n), 0.0);
-  double finite = 0;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    for (Eigen::Index c = 0; c < d; ++c) norm2[std::size_t(j)] += double(K(j, c)) * double(K(j, c));
-    if (!std::isfinite(norm2[std::size_t(j)])) continue;  // the mean of the finite keys
-    finite += 1;
-    for (Eigen::Index c = 0; c < d; ++c) mean[std::size_t(c)] += double(K(j, c));
-  }
-  for (double& m : mean) m /= std::max(finite, 1.0);
-  // Tied keys are found by hashing each finite, non-zero key into an open-addressed table
-  // (O(L_k d) expected; comparing every pair cost O(L_k^2 d), and std::sort ~1 KB of wasm).
-  // The hash reads -0 as 0, since -0 == 0 ties as well.
   const std::size_t slots = 2 * std::size_t(n) + 1;
-  std::vector<Eigen::Index> table(slots, -1);
-  std::vector<char> tied(std::size_t(n), 0);
+  std::vector<Eigen::Index> table(slots, -1), group(std::size_t(n), -1);
+  bool any = false;
   for (Eigen::Index j = 0; j < n; ++j) {
-    if (!(std::isfinite(norm2[std::size_t(j)]) && norm2[std::size_t(j)] > 0)) continue;
-    std::uint64_t h = 1469598103934665603ull;
+    std::uint64_t h = 0x9E3779B97F4A7C15ull;
+    bool finite = true, nonzero = false;
     for (Eigen::Index c = 0; c < d; ++c) {
-      const double x = K(j, c) == 0 ? 0.0 : double(K(j, c));
-      std::uint64_t bits;
-      std::memcpy(&bits, &x, sizeof bits);
-      h = (h ^ bits) * 1099511628211ull;
+      const double x = double(K(j, c));
+      if (!std::isfinite(x)) {
+        finite = false;
+        break;
+      }
+      nonzero = nonzero || x != 0;
+      std::uint64_t w;
+      const double y = x == 0 ? 0.0 : x;
+      std::memcpy(&w, &y, sizeof w);
+      w ^= w >> 30, w *= 0xBF58476D1CE4E5B9ull, w ^= w >> 27, w *= 0x94D049BB133111EBull, w ^= w >> 31;
+      h = (h ^ w) * 0x100000001B3ull;
     }
+    if (!finite || !nonzero) continue;
     for (std::size_t s = std::size_t(h % slots);; s = (s + 1) % slots) {
       const Eigen::Index k = table[s];
       if (k < 0) {
@@ -95,55 +91,40 @@ Eigen::Index reference_row(const Mat<T>& K) {
       bool same = true;
       for (Eigen::Index c = 0; c < d && same; ++c) same = K(k, c) == K(j, c);
       if (same) {
-        tied[std::size_t(k)] = tied[std::size_t(j)] = 1;
+        group[std::size_t(k)] = group[std::size_t(j)] = k;
+        any = true;
         break;
       }
     }
   }
-  Eigen::Index best = -1;
-  double d_best = std::numeric_limits<double>::infinity();
-  for (Eigen::Index j = 0; j < n; ++j) {
-    if (!tied[std::size_t(j)]) continue;
-    double dist = 0;
-    for (Eigen::Index c = 0; c < d; ++c) dist += (double(K(j, c)) - mean[std::size_t(c)]) * (double(K(j, c)) - mean[std::size_t(c)]);
-    if (dist < d_best) d_best = dist, best = j;
-  }
-  return best;
+  if (!any) group.clear();
+  return group;
 }
 
 /// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM; wasm_gemm.hpp with wasm SIMD). Qs, Ks
 /// are the pre-processed rows (Q, normalised Q for cosine, Q W for bilinear).
 /// dQs_i = sum_j dS_ij k_j. Where keys tie (parallel cosine keys), the float dS of size 1 / tau
 /// sum to 0 only in exact arithmetic and leave a residue that a cosine query under the norm
-/// floor multiplies by 1e8 (dQ -12207 where 0: fuzzer finding). With a reference key
-/// (reference_row: a tied key) each entry of dQs is also formed as
-/// sum_j dS_ij (k_jc - k_ref,c) + R_i k_ref,c (R_i the row's sum of dS in double, 0 without
-/// a softcap), where the tied group's terms are exactly 0, and the entry keeps whichever of
-/// the two sums has the smaller rounding bound, sum_j |dS_ij| |k_jc| against
-/// sum_j |dS_ij| |k_jc - k_ref,c| + |R_i| |k_ref,c|. Per entry, because either form can be
-/// far worse: a tied group at P ~ 0 beside attended keys whose dS cancel put eps |dS| |k_ref|
-/// into the split form (17 times the rule's bar: review), and the plain sum is 62,456 times
-/// past it where the tied group carries the row.
+/// floor multiplies by 1e8 (dQ -12207 where 0: fuzzer finding). So where keys tie, each query
+/// tile takes as its reference k_ref the tied group that carries most of the tile's sum |dS|
+/// (tied_groups), forms each entry of dQs also as sum_j dS_ij (k_jc - k_ref,c) + R_i k_ref,c
+/// (R_i the row's sum of dS in double, 0 without a softcap), where that group's terms are
+/// exactly 0, and keeps per entry whichever of the two sums has the smaller rounding bound,
+/// sum_j |dS_ij| |k_jc| against sum_j |dS_ij| |k_jc - k_ref,c| + |R_i| |k_ref,c|. Per entry,
+/// because either form can be far worse: a tied group at P ~ 0 beside attended keys whose dS
+/// cancel put eps |dS| |k_ref| into the split form (17 times the rule's bar: review), and the
+/// plain sum is 62,456 times past it where the tied group carries the row. Per tile by
+/// weight, because a reference fixed per call (the tied key nearest the mean) missed the
+/// group that carries the row when there are two (dQ 5,893 times the bar: review). Only
+/// where R_i = 0 (no softcap): with one, R_i (formed in double) is not the sum of the float
+/// dS, the split's error is not within its bound, and it failed the harness's bar twice in
+/// 40,000 of a reviewer's cases where the plain sum passed (neither failed with R_i = 0).
 template <class T>
 struct DotScorer {
   const Mat<T>* Qs;
   const Mat<T>* Ks;
-  Eigen::Index ref = -1;  // reference_row(*Ks); -1: none
-  /// With a reference: K - k_ref, |K| and |K - k_ref| (L_k, d), formed once per call.
-  Mat<T> Kc, Ka, Kca;
-  static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks) {
-    DotScorer s{Qs, Ks, reference_row(*Ks), {}, {}, {}};
-    if (s.ref < 0) return s;
-    const Eigen::Index n = Ks->rows(), d = Ks->cols();
-    s.Kc.resize(n, d), s.Ka.resize(n, d), s.Kca.resize(n, d);
-    for (Eigen::Index j = 0; j < n; ++j)  // scalar loops: wasm size
-      for (Eigen::Index c = 0; c < d; ++c) {
-        s.Kc(j, c) = (*Ks)(j, c) - (*Ks)(s.ref, c);
-        s.Ka(j, c) = std::abs((*Ks)(j, c));
-        s.Kca(j, c) = std::abs(s.Kc(j, c));
-      }
-    return s;
-  }
+  std::vector<Eigen::Index> group;  // tied_groups(*Ks); empty: no tied keys
+  static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks) { return {Qs, Ks, tied_groups(*Ks)}; }
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
   Eigen::Index extra_size() const { return 0; }
@@ -157,33 +138,49 @@ struct DotScorer {
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
     product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
   }
-  /// Per key block, while its dS is in cache: dQt += dS K_block (without a reference; with
-  /// one, grad_q_rows forms both sums).
+  /// Without tied keys, per key block while its dS is in cache: dQt += dS K_block (with them,
+  /// grad_q_rows forms both sums).
   void grad_q(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
               Mat<T>& dQt) const {
-    if (ref < 0) dQt.noalias() += dS * Ks->middleRows(j0, bk);
+    if (group.empty()) dQt.noalias() += dS * Ks->middleRows(j0, bk);
   }
-  /// With a reference, after the row's blocks: both sums and their bounds, entry by entry.
+  /// With tied keys, after the tile's blocks: the reference, then both sums and their bounds.
   /// Every product has the operand types of grad_q's (one GEMM instantiation: wasm size).
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                    const Mat<T>& dS, const double* R, Mat<T>& dQt) const {
-    if (ref < 0) return;
+    if (group.empty()) return;
     const Eigen::Index d = Ks->cols(), L_k = dS.cols();
-    Mat<T> plain = Mat<T>::Zero(bq, d), split = plain, plain_bound = plain, split_bound = plain, adS;
+    std::vector<double> weight(std::size_t(L_k), 0.0);
+    for (const Eigen::Index j0 : blocks)
+      for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
+        if (group[std::size_t(j)] >= 0)
+          for (Eigen::Index r = 0; r < bq; ++r) weight[std::size_t(group[std::size_t(j)])] += std::abs(double(dS(r, j)));
+    Eigen::Index ref = -1;
+    for (Eigen::Index j = 0; j < L_k; ++j)
+      if (weight[std::size_t(j)] > (ref < 0 ? 0.0 : weight[std::size_t(ref)])) ref = j;
+    Mat<T> plain = Mat<T>::Zero(bq, d), split = plain, plain_bound = plain, split_bound = plain;
+    Mat<T> adS, Kc(std::min(block_k, L_k), d), Ka(Kc.rows(), d), Kca(Kc.rows(), d);
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(block_k, L_k - j0);
       const ConstTileRef<T> ds = dS.middleCols(j0, bk);
+      plain.noalias() += ds * Ks->middleRows(j0, bk);
+      if (ref < 0) continue;  // no tied group in this tile's rows: the plain sum
+      for (Eigen::Index r = 0; r < bk; ++r)  // scalar loops: wasm size
+        for (Eigen::Index c = 0; c < d; ++c) {
+          Kc(r, c) = (*Ks)(j0 + r, c) - (*Ks)(ref, c);
+          Ka(r, c) = std::abs((*Ks)(j0 + r, c));
+          Kca(r, c) = std::abs(Kc(r, c));
+        }
       adS = ds.cwiseAbs();
       const ConstTileRef<T> ads = adS;
-      plain.noalias() += ds * Ks->middleRows(j0, bk);
-      split.noalias() += ds * static_cast<const Mat<T>&>(Kc).middleRows(j0, bk);
-      plain_bound.noalias() += ads * static_cast<const Mat<T>&>(Ka).middleRows(j0, bk);
-      split_bound.noalias() += ads * static_cast<const Mat<T>&>(Kca).middleRows(j0, bk);
+      split.noalias() += ds * static_cast<const Mat<T>&>(Kc).middleRows(0, bk);
+      plain_bound.noalias() += ads * static_cast<const Mat<T>&>(Ka).middleRows(0, bk);
+      split_bound.noalias() += ads * static_cast<const Mat<T>&>(Kca).middleRows(0, bk);
     }
     for (Eigen::Index r = 0; r < bq; ++r)
       for (Eigen::Index c = 0; c < d; ++c) {
-        const double kr = double((*Ks)(ref, c));
-        const bool use_split = double(split_bound(r, c)) + std::abs(R[r] * kr) < double(plain_bound(r, c));
+        const double kr = ref < 0 ? 0.0 : double((*Ks)(ref, c));
+        const bool use_split = ref >= 0 && R[r] == 0 && double(split_bound(r, c)) + std::abs(R[r] * kr) < double(plain_bound(r, c));
         dQt(r, c) += use_split ? T(double(split(r, c)) + R[r] * kr) : plain(r, c);
       }
   }
