@@ -68,6 +68,16 @@ describe('faults found by differential testing', () => {
     assert.deepEqual(Array.from(r.output.data), [1]);
   });
 
+  test('a raw score past float32 is a RangeError even under a softcap (forward and the fast attention())', async () => {
+    // q . k = 3.7e68 is Infinity in float32; tanh(Infinity) = 1 used to give a finite logit.
+    const o = { query: [[-1.8215112e30]], key: [[-2.01378021e38], [0]], value: [[0, 0], [0, -2.43654371e38]],
+      score: 'dot', scale: 1e-40, temperature: 1e-4, softcap: 3.4e38 };
+    assertThrowsWith(() => qk.forward(o), RangeError, /scores overflowed at \(0, 0\): raw score inf/);
+    const tiled = await qk.tiled();
+    assertThrowsWith(() => tiled.attention(o), RangeError, /raw score inf/);
+    assert.ok(finite(qk.forward({ ...o, query: [[1]] }).output), 'the module keeps working');
+  });
+
   test('relativeBias of even length, [] included, is a RangeError', () => {
     assertThrowsWith(() => qk.forward({ query: X, key: X, value: X, relativeBias: [] }), RangeError, /relativeBias must have odd length/, /got length 0/);
     assertThrowsWith(() => qk.forward({ query: X, key: X, value: X, relativeBias: [1, 2] }), RangeError, /odd length/);

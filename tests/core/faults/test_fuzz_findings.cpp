@@ -317,3 +317,24 @@ TEST_CASE("tiled backward: the shift of dP comes from a key with weight, not a v
   CHECK_THAT(double(tg.dK(1, 0)), WithinRel(g64.dK(1, 0), 1e-5));
   CHECK_THAT(double(tg.dK(2, 0)), WithinRel(g64.dK(2, 0), 1e-5));
 }
+
+TEST_CASE("a raw score past float's range is an overflow even under a softcap (fuzzer finding)",
+          "[faults][reliability][tiled]") {
+  // dot, q = -1.82e30, k = -2.01e38: q.k = 3.7e68 is inf in float. With scale 1e-40 and a
+  // softcap of 3.4e38 the core took tanh(inf) = 1, a logit of 3.4e38 / tau, and a logsumexp of
+  // inf, where the true value is 3.7e32. Both paths now refuse with the core's message.
+  const Matrix Q = qktest::mat<float>({{-1.8215112e30f}}), K = qktest::mat<float>({{-2.01378021e38f}, {0}}),
+               V = qktest::mat<float>({{0, 0}, {0, -2.43654371e38f}});
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 1e-4;
+  c.scale = 1e-40;
+  c.bias.softcap = 3.4e38;
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(attention_forward<float>(Q, K, V, {}, c), Contains("scores overflowed at (0, 0): raw score inf"));
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c, one_thread_small_tiles()),
+                    Contains("scores overflowed at (0, 0): raw score inf"));
+  // In double the same call has its finite answer.
+  const auto d = attention_forward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, qktest::config_as<double>(c));
+  CHECK_THAT(d.logsumexp(0), Catch::Matchers::WithinRel(3.66812e32, 1e-5));
+}

@@ -63,18 +63,21 @@ std::pair<double, MaskFn> prepare(const std::vector<HeadInputs<T>>& heads, const
 }
 
 /// The kernel scorers of one form per head (score/forms.hpp): the form's type picks the code.
+/// backward: the scorers will give gradients (the dot family then groups tied keys, which a
+/// forward call does not need).
 template <class T>
-std::vector<DotScorer<T>> scorers_of(const std::vector<score::DotForm<T>>& f, const std::vector<HeadInputs<T>>& h) {
+std::vector<DotScorer<T>> scorers_of(const std::vector<score::DotForm<T>>& f, const std::vector<HeadInputs<T>>& h,
+                                     bool backward) {
   std::vector<DotScorer<T>> sc;
   for (std::size_t n = 0; n < f.size(); ++n) {
     const Mat<T>& K = f[n].k_or(*h[n].K);
-    sc.push_back(DotScorer<T>::make(&f[n].q_or(*h[n].Q), &K));
+    sc.push_back(DotScorer<T>::make(&f[n].q_or(*h[n].Q), &K, backward));
   }
   return sc;
 }
 template <class T>
 std::vector<SeparableScorer<T>> scorers_of(const std::vector<score::SeparableForm<T>>& f,
-                                           const std::vector<HeadInputs<T>>&) {
+                                           const std::vector<HeadInputs<T>>&, bool) {
   std::vector<SeparableScorer<T>> sc;
   for (const auto& x : f) sc.push_back({&x.a, &x.c});
   return sc;
@@ -121,7 +124,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
       std::vector<AdditiveInputs<T>> in;
       fn(scorers_of(forms, h, in, logit_gain), finish);
     } else {
-      fn(scorers_of(forms, h), finish);
+      fn(scorers_of(forms, h, std::isinf(logit_gain)), finish);  // +inf: attention_backward
     }
   });
   return ran;

@@ -124,7 +124,10 @@ struct DotScorer {
   const Mat<T>* Qs;
   const Mat<T>* Ks;
   std::vector<Eigen::Index> group;  // tied_groups(*Ks); empty: no tied keys
-  static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks) { return {Qs, Ks, tied_groups(*Ks)}; }
+  /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).
+  static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks, bool backward) {
+    return {Qs, Ks, backward ? tied_groups(*Ks) : std::vector<Eigen::Index>{}};
+  }
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
   Eigen::Index extra_size() const { return 0; }
