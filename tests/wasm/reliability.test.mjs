@@ -72,9 +72,9 @@ describe('faults found by differential testing', () => {
     // q . k = 3.7e68 is Infinity in float32; tanh(Infinity) = 1 used to give a finite logit.
     const o = { query: [[-1.8215112e30]], key: [[-2.01378021e38], [0]], value: [[0, 0], [0, -2.43654371e38]],
       score: 'dot', scale: 1e-40, temperature: 1e-4, softcap: 3.4e38 };
-    assertThrowsWith(() => qk.forward(o), RangeError, /scores overflowed at \(0, 0\): raw score inf/);
+    assertThrowsWith(() => qk.forward(o), RangeError, /scores overflowed at \(0, 0\): raw score (inf|Infinity) before the scale and softcap/);
     const tiled = await qk.tiled();
-    assertThrowsWith(() => tiled.attention(o), RangeError, /raw score inf/);
+    assertThrowsWith(() => tiled.attention(o), RangeError, /raw score (inf|Infinity)/);
     assert.ok(finite(qk.forward({ ...o, query: [[1]] }).output), 'the module keeps working');
   });
 
