@@ -193,9 +193,14 @@ export async function axeViolations(page) {
   // Then until the page is quiet: figures drawn from a worker's answer (chapter 9's table,
   // chapter 11's model) can land after the wait above on a loaded 2-core machine, and axe
   // would see a half-updated box (a table that scrolls before the next frame names it).
+  // Two frames, or 1 s without one: headless Chromium on a loaded machine has stopped
+  // producing frames for minutes while the page stayed responsive (a zh / dark run, chapter 6,
+  // 2026-12-04), and a wait on frames alone then never returned.
   await page.evaluate(() => new Promise((done) => {
     let timer = 0;
-    const settle = () => requestAnimationFrame(() => requestAnimationFrame(() => (mo.disconnect(), clearTimeout(cap), done())));
+    let over = false;
+    const finish = () => { if (!over) { over = true; mo.disconnect(); clearTimeout(cap); done(); } };
+    const settle = () => { requestAnimationFrame(() => requestAnimationFrame(finish)); setTimeout(finish, 1000); };
     const mo = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(settle, 250); });
     const cap = setTimeout(settle, 5000);
     mo.observe(document.body, { childList: true, subtree: true, characterData: true });
