@@ -6,9 +6,14 @@
 // and an export carries the colours as an image. Chapter 9's printed maps (canvasNumbers) draw
 // colours and numbers on a second canvas: each cell's colour sits under its own cell, the gaps
 // stay clear, the numbers stay in the DOM, and the export has them as vector cells and text.
+// The canvas is redrawn at a new device pixel ratio that leaves the maps' width alone (a HiDPI
+// monitor), the maps are drawn at their viewBox's width (no fractional scale of the bitmap), and
+// printing (beforeprint, print media, a PDF) draws them as vector cells and text, then the canvas again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exportFile, noProblems, usePage } from './chapter-helpers.mjs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ARTIFACTS, exportFile, noProblems, usePage } from './chapter-helpers.mjs';
 
 const env = usePage();
 
@@ -137,6 +142,113 @@ test('printed maps on a canvas (chapter 9): each colour under its own cell, clea
     const printed = await page.$$eval('[data-testid="c9-weights"] g.cell text', (ts) => ts.map((t) => t.textContent));
     for (const n of printed) assert.match(svg, new RegExp(`>${n.replace('.', '\\.')}</text>`));
     assert.doesNotMatch(svg, /<text[^>]*display="none"[^>]*>0\.\d\d</, 'no number hidden in the export');
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+/** Chapter 9's canvas maps: bitmap scale, drawn size against the viewBox, and what is shown. */
+function canvasMaps(page) {
+  return page.evaluate(() => ['c9-entropy', 'c9-maxweight', 'c9-support', 'c9-weights'].map((testid) => {
+    const svg = document.querySelector(`[data-testid="${testid}"] .heatmap-svg`);
+    const holder = svg.querySelector('.heatmap-field');
+    const canvas = holder?.querySelector('canvas.print');
+    const cells = [...svg.querySelectorAll('g.cell')].filter((g) => g.dataset.masked !== 'true');
+    const texts = cells.map((g) => g.querySelector('text')).filter((t) => t.textContent);
+    return {
+      testid,
+      dpr: window.devicePixelRatio,
+      scale: canvas ? canvas.width / parseFloat(canvas.style.width) : 0,
+      // Drawn width less the viewBox's (0: the bitmap is not scaled off its device pixels).
+      drawn: svg.getBoundingClientRect().width - svg.viewBox.baseVal.width,
+      width: svg.getBoundingClientRect().width,
+      canvasShown: svg.classList.contains('canvas-numbers') && holder?.getAttribute('display') === 'inline' && getComputedStyle(canvas).display !== 'none',
+      shownTexts: texts.filter((t) => getComputedStyle(t).display !== 'none' && t.getAttribute('fill') && t.getAttribute('fill') !== 'currentColor').length,
+      filledRects: cells.filter((g) => !/^(transparent|url)/.test(g.querySelector('rect').getAttribute('fill'))).length,
+      texts: texts.length,
+      cells: cells.length,
+    };
+  }));
+}
+
+test('canvas maps redraw at a new device pixel ratio that leaves their width alone, drawn 1:1 at 1440 px', async () => {
+  const { page, problems, close } = await env.open('#ch9', { viewport: { width: 1440, height: 900 } });
+  try {
+    await page.locator('[data-testid="figure-c9-heads"]').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelector('[data-testid="c9-weights"] .heatmap-field canvas.print'));
+    const before = await canvasMaps(page);
+    for (const m of before) {
+      assert.equal(m.dpr, 1);
+      assert.equal(m.scale, 1, `${m.testid}: a 1x bitmap at DPR 1`);
+      assert.ok(Math.abs(m.drawn) < 0.01, `${m.testid}: drawn ${m.drawn} px off its viewBox width`);
+    }
+    // A device pixel ratio of 2 (a HiDPI monitor). Headless Chromium fires no event for an
+    // override that changes the ratio alone (a real monitor or zoom fires the resolution media
+    // query), so the viewport also grows by 1 px: the maps keep their width (asserted below),
+    // so it is not the heatmap's resize observer (2 px threshold) that redraws them.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1441, height: 900, deviceScaleFactor: 2, mobile: false });
+    await page.waitForFunction(() => window.devicePixelRatio === 2);
+    await page.waitForFunction(() => [...document.querySelectorAll('.heatmap-svg.canvas-numbers canvas.print')]
+      .every((c) => c.width === 2 * parseFloat(c.style.width)), null, { timeout: 5000 });
+    const after = await canvasMaps(page);
+    for (const m of after) {
+      assert.equal(m.scale, 2, `${m.testid}: a 2x bitmap at DPR 2`);
+      assert.ok(m.canvasShown, `${m.testid}: still on the canvas`);
+      assert.ok(Math.abs(m.drawn) < 0.01, `${m.testid}: drawn ${m.drawn} px off its viewBox width`);
+    }
+    assert.deepEqual(after.map((m) => m.width), before.map((m) => m.width), 'the maps keep their width');
+    // A screenshot at the emulated ratio (page.screenshot would reset it), for a look at the numbers.
+    const box = await page.$eval('[data-testid="c9-weights"] .heatmap-svg', (svg) => {
+      svg.scrollIntoView({ block: 'center' });
+      const r = svg.getBoundingClientRect();
+      return { x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height }; // page coordinates
+    });
+    const shot = await cdp.send('Page.captureScreenshot', { format: 'png', clip: { ...box, scale: 1 } });
+    await writeFile(join(ARTIFACTS, 'c9-weights-dpr2.png'), Buffer.from(shot.data, 'base64'));
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
+test('canvas maps print as vector cells and text (beforeprint, print media, PDF) and go back to the canvas after', async () => {
+  const { page, problems, close } = await env.open('?c9.heads=3&c9.L=6#ch9');
+  try {
+    await page.locator('[data-testid="figure-c9-heads"]').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="c9-entropy"] g.cell').length === 18);
+    const onCanvas = async (what) => {
+      for (const m of await canvasMaps(page)) {
+        assert.ok(m.canvasShown, `${what}: ${m.testid} on the canvas`);
+        assert.equal(m.shownTexts, 0, `${what}: ${m.testid} draws no SVG number`);
+        assert.equal(m.filledRects, 0, `${what}: ${m.testid} draws no SVG fill`);
+      }
+    };
+    const asVector = async (what) => {
+      for (const m of await canvasMaps(page)) {
+        assert.ok(!m.canvasShown, `${what}: ${m.testid} hides its canvas`);
+        assert.ok(m.texts > 0, `${what}: ${m.testid} prints numbers`);
+        assert.equal(m.shownTexts, m.texts, `${what}: ${m.testid} shows every number as SVG text`);
+        assert.equal(m.filledRects, m.cells, `${what}: ${m.testid} fills every cell`);
+      }
+    };
+    await onCanvas('screen');
+    await page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+    await asVector('beforeprint');
+    await page.evaluate(() => window.dispatchEvent(new Event('afterprint')));
+    await onCanvas('afterprint');
+    // Print media without the events (a print preview that only changes the media).
+    await page.emulateMedia({ media: 'print' });
+    await page.waitForFunction(() => !document.querySelector('[data-testid="c9-weights"] .heatmap-svg').classList.contains('canvas-numbers'));
+    await asVector('print media');
+    await page.emulateMedia({ media: 'screen' });
+    await page.waitForFunction(() => document.querySelector('[data-testid="c9-weights"] .heatmap-svg').classList.contains('canvas-numbers'));
+    await onCanvas('screen again');
+    // Save as PDF (it fires beforeprint / afterprint): no bitmap of numbers in the file.
+    const pdf = (await page.pdf()).toString('latin1');
+    assert.equal(pdf.match(/\/Subtype\s*\/Image/g)?.length ?? 0, 0, 'the PDF embeds no image');
+    await onCanvas('after the PDF');
     noProblems(problems);
   } finally {
     await close();

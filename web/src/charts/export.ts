@@ -54,6 +54,8 @@ function inlined(svg: SVGSVGElement): SVGSVGElement {
     out.removeAttribute('class');
     out.removeAttribute('tabindex');
     out.removeAttribute('style');
+    out.removeAttribute('data-fill'); // a canvas map's colours, inlined below
+    out.removeAttribute('data-ink');
   });
   // A map whose numbers are drawn on a canvas (heatmap.ts, canvasNumbers) exports as vector
   // cells again: fills and inks from the cells' data, numbers from their (unrendered) texts.

@@ -8,6 +8,9 @@
  * A map built with `canvasNumbers` draws its printed cells' colours and numbers on a canvas
  * (heatmap-field.ts) and keeps the SVG cells for focus, hover, labels and export only: its
  * sliders change every number at once, which as SVG text cost a relayout of every cell.
+ * Such maps are redrawn when the device pixel ratio changes (a monitor or a zoom that leaves
+ * their width alone would keep a blurry bitmap) and drawn as SVG while the page is printed
+ * (vector numbers in print and PDF): see watchCanvasMaps.
  */
 import { setAttr, setText } from './attr';
 import { select, type Selection } from 'd3';
@@ -66,6 +69,48 @@ const drawnGeometry = new WeakMap<Element, string>();
 let pageFont = '';
 let uid = 0;
 
+/** Maps that draw their numbers on a canvas, redrawn by watchCanvasMaps (dropped once detached). */
+const canvasMaps = new Set<Heatmap>();
+/** True while the page is printed: canvas maps draw vector cells and text instead. */
+let printing = false;
+let watching = false;
+
+/**
+ * Installs, once, the listeners shared by every canvas map: a change of devicePixelRatio (a
+ * media query for the current ratio, made again after each change) redraws their bitmaps at the
+ * new ratio; beforeprint / print media switch them to SVG cells and text, afterprint back.
+ */
+function watchCanvasMaps(): void {
+  if (watching || typeof matchMedia !== 'function') return;
+  watching = true;
+  const redraw = () => {
+    for (const map of canvasMaps) {
+      if (!map.el.isConnected) canvasMaps.delete(map); // update() registers it again
+      else map.redraw();
+    }
+  };
+  const setPrinting = (on: boolean) => {
+    if (printing === on) return;
+    printing = on;
+    redraw();
+  };
+  let ratio: MediaQueryList | null = null;
+  const watchRatio = () => {
+    ratio?.removeEventListener('change', onRatio);
+    ratio = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    ratio.addEventListener('change', onRatio);
+  };
+  const onRatio = () => {
+    watchRatio();
+    redraw();
+  };
+  watchRatio(); // called from update(): no redraw now
+  const print = matchMedia('print');
+  print.addEventListener('change', () => setPrinting(print.matches));
+  window.addEventListener('beforeprint', () => setPrinting(true));
+  window.addEventListener('afterprint', () => setPrinting(false));
+}
+
 export class Heatmap {
   readonly el: HTMLElement;
   private readonly id = `hm${++uid}`;
@@ -116,7 +161,7 @@ export class Heatmap {
     // Redraw with cells that fit the new width, so labels keep their size instead of shrinking.
     if (typeof ResizeObserver === 'function') {
       new ResizeObserver(() => {
-        this.width = this.el.clientWidth;
+        this.width = this.measure();
         if (this.spec && Math.abs(this.width - this.drawnWidth) > 2) this.update(this.spec);
       }).observe(this.el);
     }
@@ -132,6 +177,19 @@ export class Heatmap {
     this.svg.selectAll<SVGGElement, Cell>('g.cell').classed('linked', (d) => cell !== null && d.i === cell[0] && d.j === cell[1]);
   }
 
+  /** Draws the map again as it is (a new device pixel ratio, print). */
+  redraw(): void {
+    if (this.spec) this.update(this.spec);
+  }
+
+  /**
+   * The element's width rounded down: clientWidth rounds 437.59 to 438, and the SVG would then
+   * be drawn 0.999 times its size (a canvas bitmap off its device pixels).
+   */
+  private measure(): number {
+    return Math.floor(this.el.getBoundingClientRect().width);
+  }
+
   /** Width in CSS pixels at which cells are drawn at their designed size. */
   static naturalWidth(cols: number): number {
     return LEFT + cols * CELL + PAD;
@@ -142,7 +200,7 @@ export class Heatmap {
     const { rows, cols, data } = spec.values;
     const extent = extentOf(spec.palette, data);
     const fillOf = (x: number) => colour(spec.palette, x, extent);
-    this.drawnWidth = this.width >= 0 ? this.width : this.el.clientWidth;
+    this.drawnWidth = this.width >= 0 ? this.width : this.measure();
     const avail = this.drawnWidth > 0 ? this.drawnWidth : Heatmap.naturalWidth(cols);
     const CELL = (this.cell = Math.max(MIN_CELL, Math.min(66, Math.floor((avail - LEFT - PAD) / cols))));
     // The font that fits the longest printed number ("−0.183" needs more room than "0.18"):
@@ -157,7 +215,11 @@ export class Heatmap {
     // transparent, sit in grid units in one scaled group, so a new cell size or new values
     // rewrite no cell geometry and repaint no cell.
     const large = !showsText(rows, cols);
-    const printedCanvas = this.canvasNumbers && !large;
+    const printedCanvas = this.canvasNumbers && !large && !printing;
+    if (this.canvasNumbers && !large) {
+      canvasMaps.add(this);
+      watchCanvasMaps();
+    }
     const width = LEFT + cols * CELL + PAD;
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
@@ -276,6 +338,11 @@ export class Heatmap {
       }
       setAttr(rect, 'fill', d.masked ? hatch : value.fill);
       setAttr(text, 'fill', d.masked ? 'currentColor' : value.ink);
+      // A canvas map drawn as SVG (print): its canvas colours would be stale.
+      if (self.canvasNumbers && this.hasAttribute('data-fill')) {
+        this.removeAttribute('data-fill');
+        this.removeAttribute('data-ink');
+      }
     });
 
     if (printedCanvas) {
