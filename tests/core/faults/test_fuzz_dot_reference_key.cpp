@@ -135,3 +135,24 @@ TEST_CASE("tiled dot: with two tied groups, the one carrying the row is the refe
       {{-0.14341f}, {-1.871403f}, {-1.131296f}, {1.556167f}, {1.044668f}, {-1.113703f}, {2.476016f}, {-0.374286f}, {-1.219731f}, {-0.139622f}});
   check_tiled_matches_reference(Q, K, V, qktest::mat<float>({{300}}), c);
 }
+
+TEST_CASE("tiled dot: the split only where the row's dS add up to R (fuzzer finding, 2026-12-04)",
+          "[faults][reliability][tiled][score]") {
+  // Keys -3 and -3 tie beside 1; query 1 puts P = 1.0f on key 1, whose dS rounds to 0 while
+  // the tied keys' dS (P ~ 1e-16 times dP ~ 1e34) do not. The split's bound was 0 (the tied
+  // terms vanish, key 1's dS is 0), so it was taken and gave dQ 0 where it is -2.78e19.
+  const Matrix Q = qktest::mat<float>({{4}, {3.96875f}, {4}, {3.99997044f}, {1}, {1}, {1}});
+  const Matrix K = qktest::mat<float>({{-3}, {1}, {-3}});
+  const Matrix V = qktest::mat<float>({{0, 0, 0}, {0, 0, 2.59614843e33f}, {3.99951172f, 0, 1}});
+  const Matrix dO = qktest::mat<float>({{1, -1, 0}, {0, 0, 0}, {0, 0, 3.99215603f}, {3.84398699f, 0, 0},
+                                        {-4, 0, -2.93873588e-39f}, {-3.9375f, 3.99951172f, -3.86715698f}, {0, 0, 0}});
+  auto c = dot();
+  c.temperature = 0.106524862;
+  c.mask.causal = true;
+  c.mask.key_length = 3;
+  for (const auto block_k : {1, 2, 3}) {
+    auto o = qktest::one_thread_small_tiles();
+    o.block_k = block_k;
+    check_tiled_matches_reference(Q, K, V, dO, c, o);
+  }
+}

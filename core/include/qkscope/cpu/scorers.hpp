@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "qkscope/cpu/wasm_gemm.hpp"
+#include "qkscope/score/additive.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope::cpu::detail {
@@ -180,12 +181,22 @@ struct DotScorer {
       plain_bound.noalias() += ads * static_cast<const Mat<T>&>(Ka).middleRows(0, bk);
       split_bound.noalias() += ads * static_cast<const Mat<T>&>(Kca).middleRows(0, bk);
     }
-    for (Eigen::Index r = 0; r < bq; ++r)
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      // The split only where the row's float dS add up to R within their rounding (the
+      // additive scorer's rule): the dominant key of a row with P = 1.0f can have dS rounded
+      // to 0 beside keys of P ~ 1e-16 whose dS are not, and the split then gave dQ 0 where it
+      // is -2.8e19 (fuzzer finding; its bound was 0).
+      T row_sum = 0, row_abs = 0;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
+          row_sum += dS(r, j), row_abs += std::abs(dS(r, j));
+      const bool consistent = score::Additive::split_consistent(row_sum, row_abs, R[r], L_k);
       for (Eigen::Index c = 0; c < d; ++c) {
         const double kr = ref < 0 ? 0.0 : double((*Ks)(ref, c));
-        const bool use_split = ref >= 0 && R[r] == 0 && double(split_bound(r, c)) + std::abs(R[r] * kr) < double(plain_bound(r, c));
+        const bool use_split = ref >= 0 && R[r] == 0 && consistent && double(split_bound(r, c)) + std::abs(R[r] * kr) < double(plain_bound(r, c));
         dQt(r, c) += use_split ? T(double(split(r, c)) + R[r] * kr) : plain(r, c);
       }
+    }
   }
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {
