@@ -189,10 +189,12 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
   r.masked_scores.resize(shape.L_q, shape.L_k);
   for (int i = 0; i < mask.L_q; ++i)
     for (int j = 0; j < mask.L_k; ++j) {
-      // A raw score past T's range is an overflow even where a softcap would fold it back into
-      // range (tanh(inf) = 1 gave a logit of c / tau for q.k = 3.7e68 at scale 1e-40, whose
-      // true logsumexp is 3.7e32: fuzzer finding).
-      if (!std::isfinite(double(r.raw_scores(i, j))))
+      // A raw score past T's range is an overflow even where a softcap folds it back into
+      // range, unless the cap saturates there: c tanh(scale raw / c) is +-c in T once
+      // |scale raw / c| > 9, and |raw| > max(T). Without that (q.k = 3.7e68 at scale 1e-40 under
+      // c = 3.4e38, a true logit of 3.7e28 / tau) tanh(inf) = 1 gave c / tau (fuzzer finding).
+      if (!std::isfinite(double(r.raw_scores(i, j))) &&
+          !(cfg.bias.softcap && std::abs(r.scale) * double(std::numeric_limits<T>::max()) >= 9 * std::abs(*cfg.bias.softcap)))
         detail::fail("scores overflowed at (" + std::to_string(i) + ", " + std::to_string(j) +
                      "): raw score " + detail::num(r.raw_scores(i, j)) + " before the scale and softcap" +
                      " (inputs too large for this precision)");

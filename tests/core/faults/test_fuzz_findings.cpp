@@ -337,4 +337,18 @@ TEST_CASE("a raw score past float's range is an overflow even under a softcap (f
   // In double the same call has its finite answer.
   const auto d = attention_forward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, qktest::config_as<double>(c));
   CHECK_THAT(d.logsumexp(0), Catch::Matchers::WithinRel(3.66812e32, 1e-5));
+  // Where the cap saturates, its answer is exact in float and stays: q.k = -1e40 (and 1e40)
+  // at scale 1 under c = 30 is the logit -30 (30) whatever q.k is past the range.
+  AttentionConfig<float> cap;
+  cap.score = "dot";
+  cap.scale = 1;
+  cap.bias.softcap = 30;
+  const Matrix Qs = qktest::mat<float>({{1e20f}, {-1e20f}}), Ks = qktest::mat<float>({{-1e20f}, {1}}),
+               Vs = qktest::mat<float>({{1}, {0}});
+  const auto s = attention_forward<float>(Qs, Ks, Vs, {}, cap);
+  CHECK(s.masked_scores(0, 0) == -30.0f);
+  CHECK(s.masked_scores(1, 0) == 30.0f);
+  const auto st = cpu::attention_forward<float>(Qs, Ks, Vs, {}, cap, one_thread_small_tiles());
+  CHECK_THAT(double(st.output(1, 0)), Catch::Matchers::WithinAbs(1.0, 1e-6));
+  CHECK_THAT(double(st.output(0, 0)), Catch::Matchers::WithinAbs(double(s.output(0, 0)), 1e-6));
 }

@@ -108,18 +108,18 @@ std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
 /// sum to 0 only in exact arithmetic and leave a residue that a cosine query under the norm
 /// floor multiplies by 1e8 (dQ -12207 where 0: fuzzer finding). So where keys tie, each query
 /// tile takes as its reference k_ref the tied group that carries most of the tile's sum |dS|
-/// (tied_groups), forms each entry of dQs also as sum_j dS_ij (k_jc - k_ref,c) + R_i k_ref,c
-/// (R_i the row's sum of dS in double, 0 without a softcap), where that group's terms are
-/// exactly 0, and keeps per entry whichever of the two sums has the smaller rounding bound,
-/// sum_j |dS_ij| |k_jc| against sum_j |dS_ij| |k_jc - k_ref,c| + |R_i| |k_ref,c|. Per entry,
-/// because either form can be far worse: a tied group at P ~ 0 beside attended keys whose dS
-/// cancel put eps |dS| |k_ref| into the split form (17 times the rule's bar: review), and the
-/// plain sum is 62,456 times past it where the tied group carries the row. Per tile by
-/// weight, because a reference fixed per call (the tied key nearest the mean) missed the
-/// group that carries the row when there are two (dQ 5,893 times the bar: review). Only
-/// where R_i = 0 (no softcap): with one, R_i (formed in double) is not the sum of the float
-/// dS, the split's error is not within its bound, and it failed the harness's bar twice in
-/// 40,000 of a reviewer's cases where the plain sum passed (neither failed with R_i = 0).
+/// (tied_groups), forms each entry of dQs also as the split sum_j dS_ij (k_jc - k_ref,c), where
+/// that group's terms are exactly 0, and keeps per entry whichever of the two sums has the
+/// smaller rounding bound, sum_j |dS_ij| |k_jc| against sum_j |dS_ij| |k_jc - k_ref,c|. The
+/// split equals dQs only where the row's sum of dS is 0: it needs R_i = 0 (R_i the row's sum of
+/// dS in double, 0 without a softcap; with one, the split failed the harness's bar in a
+/// reviewer's cases where the plain sum passed) and the row's float dS to add up to 0 within
+/// their rounding (split_consistent). Per entry, because either form can be far worse: a tied
+/// group at P ~ 0 beside attended keys whose dS cancel put eps |dS| |k_ref| into the split
+/// (17 times the rule's bar: review), and the plain sum is 62,456 times past it where the tied
+/// group carries the row. Per tile by weight, because a reference fixed per call (the tied
+/// key nearest the mean) missed the group that carries the row when there are two (dQ 5,893
+/// times the bar: review).
 template <class T>
 struct DotScorer {
   const Mat<T>* Qs;
@@ -154,11 +154,20 @@ struct DotScorer {
                    const Mat<T>& dS, const double* R, Mat<T>& dQt) const {
     if (group.empty()) return;
     const Eigen::Index d = Ks->cols(), L_k = dS.cols();
+    // One pass over the tile's dS: each tied group's weight, and each row's float sum of dS
+    // and of |dS|. The split only where that sum is R within its rounding (the additive
+    // scorer's rule, split_consistent): the dominant key of a row with P = 1.0f can have dS
+    // rounded to 0 beside keys of P ~ 1e-16 whose dS are not, and the split then gave dQ 0
+    // where it is -2.8e19 (fuzzer finding; its bound was 0).
     std::vector<double> weight(std::size_t(L_k), 0.0);
+    std::vector<T> row_sum(std::size_t(bq), T(0)), row_abs(row_sum);
     for (const Eigen::Index j0 : blocks)
       for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
-        if (group[std::size_t(j)] >= 0)
-          for (Eigen::Index r = 0; r < bq; ++r) weight[std::size_t(group[std::size_t(j)])] += std::abs(double(dS(r, j)));
+        for (Eigen::Index r = 0; r < bq; ++r) {
+          row_sum[std::size_t(r)] += dS(r, j);
+          row_abs[std::size_t(r)] += std::abs(dS(r, j));
+          if (group[std::size_t(j)] >= 0) weight[std::size_t(group[std::size_t(j)])] += std::abs(double(dS(r, j)));
+        }
     Eigen::Index ref = -1;
     for (Eigen::Index j = 0; j < L_k; ++j)
       if (weight[std::size_t(j)] > (ref < 0 ? 0.0 : weight[std::size_t(ref)])) ref = j;
@@ -169,33 +178,26 @@ struct DotScorer {
       const ConstTileRef<T> ds = dS.middleCols(j0, bk);
       plain.noalias() += ds * Ks->middleRows(j0, bk);
       if (ref < 0) continue;  // no tied group in this tile's rows: the plain sum
-      for (Eigen::Index r = 0; r < bk; ++r)  // scalar loops: wasm size
+      adS.resize(bq, bk);
+      for (Eigen::Index r = 0; r < bq; ++r)  // scalar loops: wasm size
+        for (Eigen::Index c = 0; c < bk; ++c) adS(r, c) = std::abs(ds(r, c));
+      for (Eigen::Index r = 0; r < bk; ++r)
         for (Eigen::Index c = 0; c < d; ++c) {
           Kc(r, c) = (*Ks)(j0 + r, c) - (*Ks)(ref, c);
           Ka(r, c) = std::abs((*Ks)(j0 + r, c));
           Kca(r, c) = std::abs(Kc(r, c));
         }
-      adS = ds.cwiseAbs();
       const ConstTileRef<T> ads = adS;
       split.noalias() += ds * static_cast<const Mat<T>&>(Kc).middleRows(0, bk);
       plain_bound.noalias() += ads * static_cast<const Mat<T>&>(Ka).middleRows(0, bk);
       split_bound.noalias() += ads * static_cast<const Mat<T>&>(Kca).middleRows(0, bk);
     }
+    // With R_i = 0 (the split's only case) the split is sum_j dS_ij (k_j - k_ref) alone.
     for (Eigen::Index r = 0; r < bq; ++r) {
-      // The split only where the row's float dS add up to R within their rounding (the
-      // additive scorer's rule): the dominant key of a row with P = 1.0f can have dS rounded
-      // to 0 beside keys of P ~ 1e-16 whose dS are not, and the split then gave dQ 0 where it
-      // is -2.8e19 (fuzzer finding; its bound was 0).
-      T row_sum = 0, row_abs = 0;
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
-          row_sum += dS(r, j), row_abs += std::abs(dS(r, j));
-      const bool consistent = score::Additive::split_consistent(row_sum, row_abs, R[r], L_k);
-      for (Eigen::Index c = 0; c < d; ++c) {
-        const double kr = ref < 0 ? 0.0 : double((*Ks)(ref, c));
-        const bool use_split = ref >= 0 && R[r] == 0 && consistent && double(split_bound(r, c)) + std::abs(R[r] * kr) < double(plain_bound(r, c));
-        dQt(r, c) += use_split ? T(double(split(r, c)) + R[r] * kr) : plain(r, c);
-      }
+      const bool may_split = ref >= 0 && R[r] == 0 &&
+                             score::Additive::split_consistent(row_sum[std::size_t(r)], row_abs[std::size_t(r)], R[r], L_k);
+      for (Eigen::Index c = 0; c < d; ++c)
+        dQt(r, c) += may_split && split_bound(r, c) < plain_bound(r, c) ? split(r, c) : plain(r, c);
     }
   }
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
