@@ -10,7 +10,7 @@
  * sliders change every number at once, which as SVG text cost a relayout of every cell.
  * Such maps are redrawn when the device pixel ratio changes (a monitor or a zoom that leaves
  * their width alone would keep a blurry bitmap) and drawn as SVG while the page is printed
- * (vector numbers in print and PDF): see watchCanvasMaps.
+ * (vector numbers in print and PDF): see heatmap-canvas-watch.ts.
  */
 import { setAttr, setText } from './attr';
 import { select, type Selection } from 'd3';
@@ -20,6 +20,7 @@ import { setSvgLabel } from './label';
 import { type Palette, colour, colourRgb, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
+import { isPrinting, watchCanvasMap } from './heatmap-canvas-watch';
 import './heatmap.css';
 
 export type { Palette };
@@ -69,47 +70,6 @@ const drawnGeometry = new WeakMap<Element, string>();
 let pageFont = '';
 let uid = 0;
 
-/** Maps that draw their numbers on a canvas, redrawn by watchCanvasMaps (dropped once detached). */
-const canvasMaps = new Set<Heatmap>();
-/** True while the page is printed: canvas maps draw vector cells and text instead. */
-let printing = false;
-let watching = false;
-
-/**
- * Installs, once, the listeners shared by every canvas map: a change of devicePixelRatio (a
- * media query for the current ratio, made again after each change) redraws their bitmaps at the
- * new ratio; beforeprint / print media switch them to SVG cells and text, afterprint back.
- */
-function watchCanvasMaps(): void {
-  if (watching || typeof matchMedia !== 'function') return;
-  watching = true;
-  const redraw = () => {
-    for (const map of canvasMaps) {
-      if (!map.el.isConnected) canvasMaps.delete(map); // update() registers it again
-      else map.redraw();
-    }
-  };
-  const setPrinting = (on: boolean) => {
-    if (printing === on) return;
-    printing = on;
-    redraw();
-  };
-  let ratio: MediaQueryList | null = null;
-  const watchRatio = () => {
-    ratio?.removeEventListener('change', onRatio);
-    ratio = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-    ratio.addEventListener('change', onRatio);
-  };
-  const onRatio = () => {
-    watchRatio();
-    redraw();
-  };
-  watchRatio(); // called from update(): no redraw now
-  const print = matchMedia('print');
-  print.addEventListener('change', () => setPrinting(print.matches));
-  window.addEventListener('beforeprint', () => setPrinting(true));
-  window.addEventListener('afterprint', () => setPrinting(false));
-}
 
 export class Heatmap {
   readonly el: HTMLElement;
@@ -215,11 +175,8 @@ export class Heatmap {
     // transparent, sit in grid units in one scaled group, so a new cell size or new values
     // rewrite no cell geometry and repaint no cell.
     const large = !showsText(rows, cols);
-    const printedCanvas = this.canvasNumbers && !large && !printing;
-    if (this.canvasNumbers && !large) {
-      canvasMaps.add(this);
-      watchCanvasMaps();
-    }
+    const printedCanvas = this.canvasNumbers && !large && !isPrinting();
+    if (this.canvasNumbers && !large) watchCanvasMap(this);
     const width = LEFT + cols * CELL + PAD;
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
