@@ -175,14 +175,14 @@ export abstract class XYChart<Spec> {
   }
 
   /**
-   * Moves the marks drawn by setMarks to `marks` in place when they are the same points
-   * (series and index) in the same order; redraws the marks alone otherwise. Only changed
-   * attributes are written.
+   * Moves the marks drawn by setMarks to `marks` in place when they are the same points or
+   * bars (series and index) in the same order; redraws the marks alone otherwise. Only
+   * changed attributes are written.
    */
   protected moveMarks(marks: Mark[], label: string): void {
     const g = this.svg.select<SVGGElement>('g.marks');
     const nodes = g.empty() ? [] : [...g.node()!.children];
-    const same = nodes.length === marks.length && marks.every((m, n) => m.shape === 'circle' && this.marks[n]?.s === m.s && this.marks[n]?.k === m.k && this.marks[n]?.color === m.color);
+    const same = nodes.length === marks.length && marks.every((m, n) => m.shape === this.marks[n]?.shape && this.marks[n]?.s === m.s && this.marks[n]?.k === m.k && this.marks[n]?.color === m.color);
     if (!same) {
       g.remove();
       this.setMarks(marks, label);
@@ -192,8 +192,15 @@ export abstract class XYChart<Spec> {
     setAttr(this.svg.node()!, 'aria-label', label);
     marks.forEach((m, n) => {
       const el = nodes[n]!;
-      setAttr(el, 'cx', String(m.x));
-      setAttr(el, 'cy', String(m.y));
+      if (m.shape === 'circle') {
+        setAttr(el, 'cx', String(m.x));
+        setAttr(el, 'cy', String(m.y));
+      } else {
+        setAttr(el, 'x', String(m.x));
+        setAttr(el, 'y', String(m.y));
+        setAttr(el, 'width', String(m.w ?? 0));
+        setAttr(el, 'height', String(m.h ?? 0));
+      }
       setAttr(el, 'aria-label', m.label);
     });
   }

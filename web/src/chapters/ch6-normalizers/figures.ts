@@ -17,6 +17,7 @@ import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { labelNodes } from '../../charts/label';
+import { setText } from '../../charts/attr';
 import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import { tex } from '../shared/rich';
@@ -48,7 +49,11 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
   const bars = new BarChart('c6-bars');
   const logits = testId(h('p', { className: 'hint' }), 'c6-logits');
   const head = h('tr', {}, ...[t.colName, t.colH, t.colSupport, t.colNonzero, t.colMax].map((x) => h('th', { scope: 'col' }, ...labelNodes(x))));
-  const tbody = h('tbody');
+  const statRows = names.map((n) => testId(h('tr', {}, h('th', { scope: 'row', textContent: label(n) }), h('td'), h('td'), h('td'), h('td')), `c6-stat-${n}`));
+  const tbody = h('tbody', {}, ...statRows);
+  const setData = (el: HTMLElement, key: string, value: string) => {
+    if (el.dataset[key] !== value) el.dataset[key] = value;
+  };
   const table = testId(h('table', { className: 'row-stats c6-table' }, h('thead', {}, head), tbody), 'c6-table');
   const panels = names.map((n) => {
     const hm = new Heatmap(`c6-hm-${n}`);
@@ -70,20 +75,21 @@ export function normalizersFigure(ctx: Ctx, store: Store<Ch6Spec>): HTMLElement 
       series: names.map((n, k) => ({ id: n, label: label(n), values: row(results.get(n)!.weights, i), color: k })),
     });
     logits.textContent = fill(t.logits, { i: i + 1, z: `[${C6_SCORES[i]!.map((x) => trimmed(x, 2)).join(', ')}]` });
-    tbody.replaceChildren(...names.map((n) => {
+    // The rows stay; their cells' Text data change (a rebuilt body was a child-list mutation,
+    // which makes the page measure the table's scroll box: a forced layout on every input).
+    // The numbers have fixed widths (entropy <= log 6, support <= 6), so the table's width,
+    // and whether it scrolls, does not change with them.
+    names.forEach((n, k) => {
       const r = results.get(n)!;
       const w = row(r.weights, i);
       const H = r.entropy[i]!;
-      const tr = testId(h('tr', {},
-        h('th', { scope: 'row', textContent: label(n) }),
-        h('td', { textContent: fixed(H, 3) }), h('td', { textContent: fixed(Math.exp(H), 2) }),
-        h('td', { textContent: `${support(w)} / ${L}` }), h('td', { textContent: fixed(r.maxWeight[i]!, 3) })), `c6-stat-${n}`);
-      tr.dataset.h = String(H);
-      tr.dataset.nonzero = String(support(w));
-      tr.dataset.max = String(r.maxWeight[i]!);
-      tr.dataset.weights = w.join(',');
-      return tr;
-    }));
+      const tr = statRows[k]!;
+      [fixed(H, 3), fixed(Math.exp(H), 2), `${support(w)} / ${L}`, fixed(r.maxWeight[i]!, 3)].forEach((text, c) => setText(tr.cells[c + 1]!, text));
+      setData(tr, 'h', String(H));
+      setData(tr, 'nonzero', String(support(w)));
+      setData(tr, 'max', String(r.maxWeight[i]!));
+      setData(tr, 'weights', w.join(','));
+    });
     for (const p of panels) {
       p.hm.update({
         values: results.get(p.name)!.weights, palette: 'unit', decimals: 2, rowAxis: c.axisQuery, colAxis: c.axisKey,
