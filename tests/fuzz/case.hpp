@@ -190,6 +190,18 @@ inline void describe(const std::string& what, const Case& c) {
                  long(m.window_right.value_or(-1)), b.softcap ? num(*b.softcap).c_str() : "-",
                  b.alibi_slope ? num(*b.alibi_slope).c_str() : "-", long(b.relative.size()), int(bool(b.t5)),
                  long(b.dense.size()));
+    // The keep mask and the causal alignment change the case as much as the rest (a finding's
+    // test once missed its keep mask: the dQ it checked was another case's).
+    if (m.causal) std::fprintf(stderr, "  causal alignment: %s\n", m.alignment == CausalAlignment::bottom_right ? "bottom_right" : "top_left");
+    if (m.keep.size()) {
+      std::fprintf(stderr, "  keep (%ld x %ld) =", long(m.keep.rows()), long(m.keep.cols()));
+      for (Eigen::Index i = 0; i < m.keep.rows(); ++i) {
+        std::fprintf(stderr, " [");
+        for (Eigen::Index j = 0; j < m.keep.cols(); ++j) std::fprintf(stderr, " %d", int(bool(m.keep(i, j))));
+        std::fprintf(stderr, " ]");
+      }
+      std::fprintf(stderr, "\n");
+    }
     if (b.t5) {
       std::fprintf(stderr, "  t5: bidirectional %d, num_buckets %d, max_distance %d, table =", int(b.t5->bidirectional),
                    b.t5->num_buckets, b.t5->max_distance);

@@ -13,6 +13,17 @@
 // call uses the direct form tanh(A_ih + B_jh) (Eigen's vectorised tanh) instead; so does a
 // call with a query or key whose arguments are all small, at a tau that amplifies the fused
 // form's absolute error past the core's (fused_tanh_accurate).
+// Small units: near 0 that absolute error (~1.3 eps) is many times the core's, which is
+// relative to |a| + |b|; a small unit beside a saturated one hid under the latter's estimate in
+// the call's test (dQ 7.8 times the fuzz harness's bar; 6 of the 10 findings of a campaign).
+// A unit whose |A_ih| and |B_jh| are all at most 1/2 therefore takes the addition formula
+//   tanh(a + b) = (ta + tb) / (1 + ta tb),  ta = tanh a, tb = tanh b (EA, EB hold them; XU),
+// at the same cost (an add, an FMA, a division): 1 + ta tb >= 1 - tanh(1/2)^2 = 0.79, so its
+// error stays within 2 eps (|ta| + |tb|) (measured on a grid: 2.08; tests/core/faults/
+// test_fuzz_additive_small_units.cpp), the core's own order, and such a unit's
+// 1 - t^2 = (1 - ta^2)(1 - tb^2) / (1 + ta tb)^2 and differences t_r^2 - t^2 = (t_r - t)(t_r + t)
+// keep a few ulp of their own size. Ordinary projections (some |A| or |B| past 1/2 in every
+// unit) never take it; fused_tanh_accurate counts only the exp form's units.
 // Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r) = (p r) r (2 - r = p r),
 // taken as (p r) r with p capped at max(T) / 4 (a product p past the range gave inf * 0 =
 // NaN; capped, p r = 2 and (p r) r ~ 0): r (2 - r) cancels near t = -1 (dB 6e-6 relative
@@ -84,8 +95,9 @@ inline Eigen::internal::Packet16f AddPack<float>::half_neg_tanh(const P& a, cons
 
 /// S[r][c] = sum_h v_h tanh(A_rh + B_ch) = -2 sum_h v_h s_rch (s = half_neg_tanh) for NR
 /// rows x NC packets of keys, from EA (rows, lda) and EBt (d_h rows of ldb keys).
+/// Units h with xu[h] != 0 hold tanh A, tanh B instead and take the addition form.
 template <int NR, int NC, class T>
-void additive_block(const T* ea, Eigen::Index lda, const T* ebt, Eigen::Index ldb, const T* v,
+void additive_block(const T* ea, Eigen::Index lda, const T* ebt, Eigen::Index ldb, const T* v, const T* xu,
                     Eigen::Index dh, T* s, Eigen::Index lds) {
   using AP = AddPack<T>;
   using P = typename AP::P;
@@ -96,10 +108,16 @@ void additive_block(const T* ea, Eigen::Index lda, const T* ebt, Eigen::Index ld
     P e[NC];
     for (int c = 0; c < NC; ++c) e[c] = ei::ploadu<P>(ebt + h * ldb + c * AP::size);
     const P vh = ei::pset1<P>(v[h]);
-    for (int r = 0; r < NR; ++r) {
-      const P a = ei::pset1<P>(ea[r * lda + h]);
-      for (int c = 0; c < NC; ++c) acc[r][c] = ei::pmadd(vh, AP::half_neg_tanh(a, e[c]), acc[r][c]);
-    }
+    if (xu && xu[h] != 0)
+      for (int r = 0; r < NR; ++r) {
+        const P a = ei::pset1<P>(ea[r * lda + h]);
+        for (int c = 0; c < NC; ++c) acc[r][c] = ei::pmadd(vh, AP::half_neg_tanh_sum(a, e[c]), acc[r][c]);
+      }
+    else
+      for (int r = 0; r < NR; ++r) {
+        const P a = ei::pset1<P>(ea[r * lda + h]);
+        for (int c = 0; c < NC; ++c) acc[r][c] = ei::pmadd(vh, AP::half_neg_tanh(a, e[c]), acc[r][c]);
+      }
   }
   const P m2 = ei::pset1<P>(T(-2));
   for (int r = 0; r < NR; ++r)
@@ -115,6 +133,7 @@ struct AdditiveScorer {
   const Mat<T>* EB;   // exp(2B) (L_k, d_h)
   const Mat<T>* EBt;  // exp(2B)^T (d_h, L_k)
   const Mat<T>* BT;   // direct tanh: B^T (d_h, L_k), each row contiguous in the keys
+  const Vec<T>* XU;   // fused: 1 where unit h is small and EA, EB hold tanh A, tanh B; or null
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
@@ -174,6 +193,11 @@ struct AdditiveScorer {
   }
 
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
+  /// Select mask of the units h, h + 1, ... of one packet that take the addition form (XU).
+  typename AddPack<T>::P sum_mask(Eigen::Index h) const {
+    using P = typename AddPack<T>::P;
+    return XU ? ei::pcmp_lt(ei::pset1<P>(T(0)), ei::ploadu<P>(XU->data() + h)) : ei::pset1<P>(T(0));
+  }
   /// tanh(A_ih + B_jh) for the keys j of [j0, j0 + bk), as one vectorised expression.
   auto direct_tanh(Eigen::Index i, Eigen::Index h, Eigen::Index j0, Eigen::Index bk) const {
     return (BT->row(h).segment(j0, bk).array() + (*Ap)(i, h)).tanh();
@@ -194,20 +218,23 @@ struct AdditiveScorer {
     constexpr int W = AP::size * AP::cols;
     const Eigen::Index dh = v.size(), lda = EA->cols(), ldb = EBt->cols();
     const T* ebt = EBt->data() + j0;
+    const T* xu = XU ? XU->data() : nullptr;
     Eigen::Index r = 0;
     auto row_group = [&]<int NR>(Eigen::Index r0) {
       const T* ea = EA->data() + (i0 + r0) * lda;
       T* s = S.data() + r0 * S.outerStride();
       Eigen::Index c = 0;
       for (; c + W <= bk; c += W)
-        additive_block<NR, AP::cols>(ea, lda, ebt + c, ldb, v.data(), dh, s + c, S.outerStride());
+        additive_block<NR, AP::cols>(ea, lda, ebt + c, ldb, v.data(), xu, dh, s + c, S.outerStride());
       for (; c + AP::size <= bk; c += AP::size)
-        additive_block<NR, 1>(ea, lda, ebt + c, ldb, v.data(), dh, s + c, S.outerStride());
+        additive_block<NR, 1>(ea, lda, ebt + c, ldb, v.data(), xu, dh, s + c, S.outerStride());
       for (; c < bk; ++c)
         for (int k = 0; k < NR; ++k) {
           T acc = 0;
-          for (Eigen::Index h = 0; h < dh; ++h)
-            acc += v(h) * (T(1) - T(2) / (ea[k * lda + h] * ebt[h * ldb + c] + T(1)));
+          for (Eigen::Index h = 0; h < dh; ++h) {
+            const T x = ea[k * lda + h], y = ebt[h * ldb + c];
+            acc += v(h) * (xu && xu[h] != 0 ? (x + y) / (x * y + T(1)) : T(1) - T(2) / (x * y + T(1)));
+          }
           s[k * S.outerStride() + c] = acc;
         }
     };
@@ -233,13 +260,18 @@ struct AdditiveScorer {
     Eigen::Index h = 0;
     for (; h + AP::size <= dh; h += AP::size) {
       const P a = ei::ploadu<P>(ea + h);
-      const P pt = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + top * dh + h)));
-      const P ut = AP::sech2(pt, AP::r_of(pt));
+      const P mask = sum_mask(h);
+      const P* m = XU ? &mask : nullptr;
+      P ut, tt, u, t;
+      AP::sech2_tanh(a, ei::ploadu<P>(EB->data() + top * dh + h), m, ut, tt);
       P g = ei::pset1<P>(T(0)), gb = g, gs = g, gsb = g;
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
-          const P p = AP::capped(ei::pmul(a, ei::ploadu<P>(EB->data() + c * dh + h)));
-          const P u = AP::sech2(p, AP::r_of(p)), d = ei::psub(u, ut);
+          AP::sech2_tanh(a, ei::ploadu<P>(EB->data() + c * dh + h), m, u, t);
+          // u - u_r; on the addition form's lanes (t_r - t)(t_r + t), exact to a few ulp of
+          // itself where u ~ 1 carries an ulp of 1 (db 7.7e-5 relative off: fuzzer's case).
+          P d = ei::psub(u, ut);
+          if (m) d = ei::pselect(*m, ei::pmul(ei::psub(tt, t), ei::padd(tt, t)), d);
           const P ds = ei::pset1<P>(dS(r, c)), ads = ei::pset1<P>(std::abs(dS(r, c)));
           g = ei::pmadd(ds, u, g);
           gb = ei::pmadd(ads, u, gb);
@@ -253,11 +285,14 @@ struct AdditiveScorer {
       ei::pstoreu(f.u_r.data() + h, ut);
     }
     for (; h < dh; ++h) {
-      const T ut = AddPack<T>::sech2_scalar(ea[h] * (*EB)(top, h));
+      const bool sum = XU && (*XU)(h) != 0;
+      T ut, tt, u, t;
+      AP::sech2_tanh_scalar(ea[h], (*EB)(top, h), sum, ut, tt);
       T g = 0, gb = 0, gs = 0, gsb = 0;
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
-          const T u = AddPack<T>::sech2_scalar(ea[h] * (*EB)(c, h)), d = u - ut, ds = dS(r, c);
+          AP::sech2_tanh_scalar(ea[h], (*EB)(c, h), sum, u, t);
+          const T d = sum ? (tt - t) * (tt + t) : u - ut, ds = dS(r, c);
           g += ds * u;
           gb += std::abs(ds) * u;
           gs += ds * d;
@@ -290,101 +325,36 @@ struct AdditiveScorer {
     using AP = AddPack<T>;
     using P = typename AP::P;
     const Eigen::Index dh = v.size();
-    const P one = ei::pset1<P>(T(1));
     for (Eigen::Index c = 0; c < bk; ++c) {
       const T* eb = EB->data() + (j0 + c) * dh;
       T* out = dBt.data() + c * dBt.outerStride();
       Eigen::Index h = 0;
       for (; h + AP::size <= dh; h += AP::size) {
         const P e = ei::ploadu<P>(eb + h);
-        P g = ei::pset1<P>(T(0)), gv = g;
+        const P mask = sum_mask(h);
+        const P* m = XU ? &mask : nullptr;
+        P g = ei::pset1<P>(T(0)), gv = g, u, t;
         for (Eigen::Index r = 0; r < bq; ++r) {
           const P ds = ei::pset1<P>(dS(r, c));
-          const P p = AP::capped(ei::pmul(ei::ploadu<P>(EA->data() + (i0 + r) * dh + h), e));
-          const P rr = AP::r_of(p);
-          g = ei::pmadd(ds, AP::sech2(p, rr), g);
-          gv = ei::pmadd(ds, ei::psub(one, rr), gv);
+          AP::sech2_tanh(ei::ploadu<P>(EA->data() + (i0 + r) * dh + h), e, m, u, t);
+          g = ei::pmadd(ds, u, g);
+          gv = ei::pmadd(ds, t, gv);
         }
         ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
         ei::pstoreu(dv.data() + h, ei::padd(gv, ei::ploadu<P>(dv.data() + h)));
       }
       for (; h < dh; ++h) {
-        T g = 0, gv = 0;
+        const bool sum = XU && (*XU)(h) != 0;
+        T g = 0, gv = 0, u, t;
         for (Eigen::Index r = 0; r < bq; ++r) {
-          const T p = (*EA)(i0 + r, h) * eb[h];
-          g += dS(r, c) * AddPack<T>::sech2_scalar(p);
-          gv += dS(r, c) * (T(1) - T(2) / (p + T(1)));
+          AP::sech2_tanh_scalar((*EA)(i0 + r, h), eb[h], sum, u, t);
+          g += dS(r, c) * u;
+          gv += dS(r, c) * t;
         }
         out[h] += v(h) * g;
         dv(h) += gv;
       }
     }
-  }
-};
-
-/// Is the fused tanh accurate enough for logits scaled by logit_gain = |scale| / tau? Its
-/// error is absolute, ~1.3 eps per tanh whatever the argument (NOTES.md step 2). The core's
-/// (its float error, and how far its answer moves when the inputs round once) is about
-/// 2 eps min(1, |a| + |b|) per tanh, so near 0 the fused error is many times the core's, and a
-/// small tau amplifies both: additive at tau = 1e-4 on inputs near 1e-8 had a logsumexp 6e-5
-/// off where the rule allows 1e-6; a key at 0 beside one at 2.03, 2.5e-4 where it allows
-/// 6.5e-5 (fuzzer; a reviewer's checker found the same family). On pair (i, j) the core's
-/// error sum_h |v_h| 2 eps min(1, |a_ih| + |b_jh|) is at least 2 eps max(qa_i, kb_j), with
-/// qa_i = sum_h |v_h| min(1, |a_ih|) and kb_j likewise, so over all pairs at least
-/// 2 eps max(min_i qa_i, min_j kb_j). Fused when its error, summed over h with |v_h| and times
-/// logit_gain, stays a quarter of the rule's floor (1e-6), or within twice that least error
-/// of the core (the rule's own factor). Ordinary inputs (projections near
-/// 1 in size) stay fused; a call with a query or key whose projections are all small, at a
-/// tau that amplifies the difference, takes the direct tanh (2.2 times slower: NOTES.md).
-/// min over the rows x_i of sum_h w_h min(1, |x_ih|) (w_h = 1 without weights). Scalar loops:
-/// small code in the wasm modules.
-template <class T>
-double min_row_mass(const Mat<T>& x, const Vec<T>* w) {
-  double least = std::numeric_limits<double>::infinity();
-  for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    double mass = 0;
-    for (Eigen::Index h = 0; h < x.cols(); ++h)
-      mass += (w ? std::abs(double((*w)(h))) : 1.0) * std::min(1.0, std::abs(double(x(i, h))));
-    least = std::min(least, mass);
-  }
-  return least;
-}
-
-template <class T>
-bool fused_tanh_accurate(const score::AdditiveForm<T>& f, double logit_gain) {
-  const double eps = double(std::numeric_limits<T>::epsilon());
-  const Eigen::Index dh = f.v.size();
-  if (dh == 0 || f.a.rows() == 0 || f.b.rows() == 0) return true;
-  // The backward (gain +inf) also forms dv_h = sum dS t_h, whose error does not scale with
-  // v_h: v = 0 made the weighted test below pass at arguments near 7e-6, where the fused t is
-  // 1.4% off, and dv came out 2.6% off (fuzzer). So the same test with every |v_h| = 1 too.
-  if (std::isinf(logit_gain) &&
-      1.3 * eps * double(dh) > 2 * 2 * eps * std::max(min_row_mass<T>(f.a, nullptr), min_row_mass<T>(f.b, nullptr)))
-    return false;
-  double fused = 0;
-  for (Eigen::Index h = 0; h < dh; ++h) fused += 1.3 * eps * std::abs(double(f.v(h)));
-  if (fused * logit_gain <= 2.5e-7) return true;
-  return fused <= 2 * 2 * eps * std::max(min_row_mass<T>(f.a, &f.v), min_row_mass<T>(f.b, &f.v));
-}
-
-/// The exponentials of the fused form that the scorer points into (once per call).
-template <class T>
-struct AdditiveInputs {
-  Mat<T> EA, EB, EBt, BT;
-  /// logit_gain = |scale| / tau of the call (fused_tanh_accurate).
-  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain) {
-    const Mat<T>&A = f.a, &B = f.b;
-    const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
-    const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&
-                          (B.size() == 0 || B.cwiseAbs().maxCoeff() <= limit);
-    if (!in_range || !fused_tanh_accurate(f, logit_gain)) {
-      BT = B.transpose();
-      return {&A, &B, &f.v, nullptr, nullptr, nullptr, &BT};
-    }
-    EA = exp_packets(A);
-    EB = exp_packets(B);
-    EBt = EB.transpose();
-    return {&A, &B, &f.v, &EA, &EB, &EBt, nullptr};
   }
 };
 

@@ -1,6 +1,7 @@
 // qkscope/cpu/additive_pack.hpp — the fused additive form's packet arithmetic (cpu/additive.hpp):
 // tanh(a + b) = 1 - 2 / (p + 1) with p = e^{2a} e^{2b}, and 1 - tanh^2 = (p r) r, in Eigen
-// packets of T (the header comment of cpu/additive.hpp has the error analysis).
+// packets of T; for the small units, the addition formula tanh(a + b) = (ta + tb) / (1 + ta tb)
+// from ta = tanh a, tb = tanh b (the header comment of cpu/additive.hpp has the error analysis).
 #pragma once
 
 #include <algorithm>
@@ -37,6 +38,38 @@ struct AddPack {
     p = std::min(p, std::numeric_limits<T>::max() / 4);
     const T r = T(2) / (p + T(1));
     return (p * r) * r;
+  }
+  /// The addition form's -tanh(a + b) / 2 = -(ta + tb) / (2 (1 + ta tb)), for ta = tanh a,
+  /// tb = tanh b of a small unit (|ta|, |tb| <= tanh(1/2), so 1 + ta tb >= 0.78).
+  static P half_neg_tanh_sum(const P& ta, const P& tb) {
+    return ei::pdiv(ei::pmul(ei::pset1<P>(T(-0.5)), ei::padd(ta, tb)), ei::pmadd(ta, tb, ei::pset1<P>(T(1))));
+  }
+  /// u = 1 - tanh^2(a + b) and t = tanh(a + b) from (a, e): e^{2a}, e^{2b} (fused lanes) or,
+  /// where `mask` is set, tanh a, tanh b (the addition form: u = (1 - ta^2)(1 - tb^2) q^2,
+  /// t = (ta + tb) q with q = 1 / (1 + ta tb); each factor keeps a few ulp of relative error).
+  /// A lane's other form may be inf or NaN; the select drops it.
+  static void sech2_tanh(const P& a, const P& e, const P* mask, P& u, P& t) {
+    const P one = ei::pset1<P>(T(1));
+    const P p = capped(ei::pmul(a, e)), r = r_of(p);
+    u = sech2(p, r);
+    t = ei::psub(one, r);
+    if (!mask) return;
+    const P q = ei::pdiv(one, ei::pmadd(a, e, one));
+    const P ux = ei::pmul(ei::pmul(ei::psub(one, ei::pmul(a, a)), ei::psub(one, ei::pmul(e, e))), ei::pmul(q, q));
+    u = ei::pselect(*mask, ux, u);
+    t = ei::pselect(*mask, ei::pmul(ei::padd(a, e), q), t);
+  }
+  /// sech2_tanh for one lane; sum: the addition form.
+  static void sech2_tanh_scalar(T a, T e, bool sum, T& u, T& t) {
+    if (sum) {
+      const T q = T(1) / (a * e + T(1));
+      u = ((T(1) - a * a) * (T(1) - e * e)) * (q * q);
+      t = (a + e) * q;
+      return;
+    }
+    const T p = std::min(a * e, std::numeric_limits<T>::max() / 4), r = T(2) / (p + T(1));
+    u = (p * r) * r;
+    t = T(1) - r;
   }
 };
 

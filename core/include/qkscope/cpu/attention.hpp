@@ -15,7 +15,7 @@
 // message.
 #pragma once
 
-#include "qkscope/cpu/additive.hpp"
+#include "qkscope/cpu/additive_inputs.hpp"
 #include "qkscope/detail/logit_range.hpp"
 #include "qkscope/cpu/exact_lse.hpp"
 #include "qkscope/cpu/flash_backward.hpp"

@@ -1,0 +1,97 @@
+// qkscope/cpu/additive_inputs.hpp — which form the fused additive scorer (cpu/additive.hpp)
+// takes for a call, per unit (exp form or addition form) and per call (the direct tanh where
+// the fused error would pass the core's), and the precomputed exponentials and tanh it reads.
+#pragma once
+
+#include <cmath>
+#include <algorithm>
+#include <limits>
+
+#include "qkscope/cpu/additive.hpp"
+#include "qkscope/score/forms.hpp"
+
+namespace qkscope::cpu::detail {
+
+/// Is the fused tanh accurate enough for logits scaled by logit_gain = |scale| / tau? Its
+/// error is absolute, ~1.3 eps per tanh whatever the argument (NOTES.md step 2). The core's
+/// (its float error, and how far its answer moves when the inputs round once) is about
+/// 2 eps min(1, |a| + |b|) per tanh, so near 0 the fused error is many times the core's, and a
+/// small tau amplifies both: additive at tau = 1e-4 on inputs near 1e-8 had a logsumexp 6e-5
+/// off where the rule allows 1e-6; a key at 0 beside one at 2.03, 2.5e-4 where it allows
+/// 6.5e-5 (fuzzer; a reviewer's checker found the same family). On pair (i, j) the core's
+/// error sum_h |v_h| 2 eps min(1, |a_ih| + |b_jh|) is at least 2 eps max(qa_i, kb_j), with
+/// qa_i = sum_h |v_h| min(1, |a_ih|) and kb_j likewise, so over all pairs at least
+/// 2 eps max(min_i qa_i, min_j kb_j). Fused when its error, summed over h with |v_h| and times
+/// logit_gain, stays a quarter of the rule's floor (1e-6), or within twice that least error
+/// of the core (the rule's own factor). Ordinary inputs (projections near
+/// 1 in size) stay fused; a call with a query or key whose projections are all small, at a
+/// tau that amplifies the difference, takes the direct tanh (2.2 times slower: NOTES.md).
+/// min over the rows x_i of sum_h w_h min(1, |x_ih|) (w_h = 1 without weights). Scalar loops:
+/// small code in the wasm modules.
+template <class T>
+double min_row_mass(const Mat<T>& x, const Vec<T>* w) {
+  double least = std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    double mass = 0;
+    for (Eigen::Index h = 0; h < x.cols(); ++h)
+      mass += (w ? std::abs(double((*w)(h))) : 1.0) * std::min(1.0, std::abs(double(x(i, h))));
+    least = std::min(least, mass);
+  }
+  return least;
+}
+
+/// Units of the addition form (xu[h] != 0; null: none) count no error of their own here: it
+/// is within a small factor of the core's (the header's comment).
+template <class T>
+bool fused_tanh_accurate(const score::AdditiveForm<T>& f, double logit_gain, const Vec<T>* xu) {
+  const double eps = double(std::numeric_limits<T>::epsilon());
+  const Eigen::Index dh = f.v.size();
+  if (dh == 0 || f.a.rows() == 0 || f.b.rows() == 0) return true;
+  double fused = 0, units = 0;
+  for (Eigen::Index h = 0; h < dh; ++h)
+    if (!xu || (*xu)(h) == 0) fused += 1.3 * eps * std::abs(double(f.v(h))), units += 1;
+  // The backward (gain +inf) also forms dv_h = sum dS t_h, whose error does not scale with
+  // v_h: v = 0 made the weighted test below pass at arguments near 7e-6, where the fused t is
+  // 1.4% off, and dv came out 2.6% off (fuzzer). So the same test with every |v_h| = 1 too.
+  if (std::isinf(logit_gain) &&
+      1.3 * eps * units > 2 * 2 * eps * std::max(min_row_mass<T>(f.a, nullptr), min_row_mass<T>(f.b, nullptr)))
+    return false;
+  if (fused * logit_gain <= 2.5e-7) return true;
+  return fused <= 2 * 2 * eps * std::max(min_row_mass<T>(f.a, &f.v), min_row_mass<T>(f.b, &f.v));
+}
+
+/// The exponentials of the fused form that the scorer points into (once per call).
+template <class T>
+struct AdditiveInputs {
+  Mat<T> EA, EB, EBt, BT;
+  Vec<T> XU;
+  /// logit_gain = |scale| / tau of the call (fused_tanh_accurate).
+  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain) {
+    const Mat<T>&A = f.a, &B = f.b;
+    const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
+    const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&
+                          (B.size() == 0 || B.cwiseAbs().maxCoeff() <= limit);
+    // Small units: every |A_ih| and |B_jh| at most 1/2 (the header's comment).
+    XU = Vec<T>::Zero(f.v.size());
+    bool any = false;
+    for (Eigen::Index h = 0; h < XU.size() && A.rows() > 0 && B.rows() > 0; ++h)
+      if (A.col(h).cwiseAbs().maxCoeff() <= T(0.5) && B.col(h).cwiseAbs().maxCoeff() <= T(0.5)) XU(h) = 1, any = true;
+    const Vec<T>* xu = any ? &XU : nullptr;
+    if (!in_range || !fused_tanh_accurate(f, logit_gain, xu)) {
+      BT = B.transpose();
+      return {&A, &B, &f.v, nullptr, nullptr, nullptr, &BT, nullptr};
+    }
+    EA = exp_packets(A);
+    EB = exp_packets(B);
+    // Scalar std::tanh: the same value for equal inputs wherever they sit (tied keys).
+    for (Eigen::Index h = 0; xu && h < XU.size(); ++h)
+      if (XU(h) != 0) {
+        for (Eigen::Index i = 0; i < A.rows(); ++i) EA(i, h) = std::tanh(A(i, h));
+        for (Eigen::Index j = 0; j < B.rows(); ++j) EB(j, h) = std::tanh(B(j, h));
+      }
+    EBt = EB.transpose();
+    return {&A, &B, &f.v, &EA, &EB, &EBt, nullptr, xu};
+  }
+};
+
+}  // namespace qkscope::cpu::detail
