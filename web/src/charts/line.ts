@@ -72,8 +72,8 @@ function ticksOf(axis: AxisSpec, scale: ReturnType<typeof scaleOf>, count: numbe
   return scale.ticks(count) as number[];
 }
 
-/** The spec without its points and marker (functions are not compared: a chart's label functions do not change between updates): what the legend, axis titles and line styles were drawn for. */
-const withoutPointsOrMarker = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null, series: spec.series.map((s) => ({ ...s, points: null })) });
+/** The spec without its points, marker and series labels (functions are not compared: a chart's label functions do not change between updates): what the axis titles and line styles were drawn for. */
+const drawnStyle = (spec: LineSpec) => JSON.stringify({ ...spec, marker: null, series: spec.series.map((s) => ({ ...s, points: null, label: null })) });
 
 export class LineChart extends XYChart<LineSpec> {
   /** Where the last drawing put the plot (the marker is drawn in it). */
@@ -84,12 +84,20 @@ export class LineChart extends XYChart<LineSpec> {
   private legendTop = 0;
 
   /**
-   * In place whenever only points or the marker changed and the layout they give is the one
-   * drawn: live curves of a training run on fixed axes, a moved marker, a dragged slider's
-   * points inside unchanged axes.
+   * In place whenever only points, the marker or series labels of the same legend width changed
+   * and the layout they give is the one drawn: live curves of a training run on fixed axes, a
+   * moved marker, a dragged slider's points inside unchanged axes, a legend naming the slider's
+   * value ("g = 1, r = 2" -> "g = 2, r = 2": the same places, new text).
    */
   protected patch(prev: LineSpec, next: LineSpec): boolean {
-    return this.frame !== null && withoutPointsOrMarker(prev) === withoutPointsOrMarker(next) && this.movePoints(next);
+    if (this.frame === null || prev.series.length !== next.series.length || drawnStyle(prev) !== drawnStyle(next)) return false;
+    const labels = next.series.map((s) => s.label);
+    const relabel = labels.some((l, k) => l !== prev.series[k]!.label);
+    // The legend's places come from textWidth (xy.ts legend()): equal widths, equal places.
+    if (relabel && labels.some((l, k) => textWidth(l) !== textWidth(prev.series[k]!.label))) return false;
+    if (!this.movePoints(next)) return false;
+    if (relabel) this.relabelLegend(labels);
+    return true;
   }
 
   /**

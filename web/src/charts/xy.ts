@@ -5,9 +5,9 @@
  * arrow keys, roving tabindex), each mark with an aria-label.
  * Series colours are the Okabe–Ito palette via CSS variables --series-0..6 (class s-<k>).
  */
-import { setAttr } from './attr';
+import { setAttr, setText } from './attr';
 import { select, format as d3format, type Selection } from 'd3';
-import { setSvgLabel } from './label';
+import { labelParts, setSvgLabel } from './label';
 import './xy.css';
 
 export interface AxisSpec {
@@ -45,7 +45,22 @@ export interface Mark {
 export const MARGIN = { left: 58, right: 18, top: 10, bottom: 46 };
 let uid = 0;
 
-export const defaultFormat = d3format('~g');
+const formatG = d3format('~g');
+const formatted = new Map<number, string>();
+/**
+ * d3's '~g', remembered per value: a dragged slider's chart formats the same ticks and point
+ * labels on every input (d3's formatter was ~1 ms per input of chapter 8's g). -0 is not
+ * remembered (a Map takes it for 0, d3 writes "−0").
+ */
+export function defaultFormat(v: number): string {
+  if (Object.is(v, -0)) return formatG(v);
+  let s = formatted.get(v);
+  if (s === undefined) {
+    if (formatted.size >= 4096) formatted.clear();
+    formatted.set(v, (s = formatG(v)));
+  }
+  return s;
+}
 
 /** Approximate width of a label in px at 12px (CJK glyphs are about one em). */
 export function textWidth(s: string): number {
@@ -139,6 +154,24 @@ export abstract class XYChart<Spec> {
       x += w;
     }
     return items.length ? y + 16 : 0;
+  }
+
+  /**
+   * Writes new legend labels in place (same items, colours and places as drawn by legend()):
+   * the text of each changed label's runs, or the label anew when its runs differ.
+   */
+  protected relabelLegend(labels: string[]): void {
+    const texts = this.svg.selectAll<SVGTextElement, unknown>('g.legend-items text.legend-label').nodes();
+    labels.forEach((label, k) => {
+      const el = texts[k];
+      if (!el) return;
+      const parts = labelParts(label);
+      const runs = [...el.children];
+      const same = runs.length === parts.length && parts.every((p, n) => (p.kind === 'base') === !runs[n]!.hasAttribute('baseline-shift')
+        && (p.kind === 'base' || runs[n]!.getAttribute('baseline-shift') === (p.kind === 'sub' ? 'sub' : 'super')));
+      if (same) parts.forEach((p, n) => setText(runs[n]!, p.text));
+      else setSvgLabel(el, label);
+    });
   }
 
   /** Axis titles: x under the plot, y rotated at the left. */

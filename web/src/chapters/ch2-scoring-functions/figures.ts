@@ -17,6 +17,7 @@ import type { ChapterContext } from '../types';
 import type { Store } from '../shared/store';
 import { h, testId } from '../shared/dom';
 import { setLabel } from '../../charts/label';
+import { setText } from '../../charts/attr';
 import { FigureFrame } from '../shared/figure';
 import { PasteBox } from '../shared/paste';
 import { controlGroup, integer, radios, select, slider } from '../shared/controls';
@@ -97,13 +98,19 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
   for (const p of panels) p.hm.onCellFocus = (cell) => panels.forEach((o) => o !== p && o.hm.highlight(cell));
   const grid = h('div', { className: 'panels c2-grid' }, ...panels.map((p) => p.el));
 
-  const draw = () => {
+  // A parameter of one function alone (alpha: bilinear, d_h: additive) recomputes and redraws
+  // that function's panel; the others keep their results (the same call would give the same).
+  const ONLY: Partial<Record<string, ScoreName>> = { alpha: 'bilinear', dh: 'additive' };
+  const draw = (changed?: ReadonlySet<string>) => {
     const s = store.get();
-    editors.q.set(s.q);
-    editors.k.set(s.k);
-    editors.v.set(s.v);
-    outcomes = runAll(ctx.qk, s);
+    const only = changed && changed.size > 0 && [...changed].every((k) => ONLY[k]) ? new Set([...changed].map((k) => ONLY[k]!)) : null;
+    for (const m of ['q', 'k', 'v'] as const) if (!changed || changed.has(m)) editors[m].set(s[m]);
+    if (only) {
+      const next = runAll(ctx.qk, s, (name) => only.has(name));
+      outcomes = outcomes.map((o) => next.find((x) => x.name === o.name) ?? o);
+    } else outcomes = runAll(ctx.qk, s);
     for (const p of panels) {
+      if (only && !only.has(p.name)) continue;
       const o = outcomes.find((x) => x.name === p.name)!;
       if (!o.result) {
         p.hm.el.hidden = true;
@@ -115,7 +122,7 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
       p.note.classList.remove('c2-error');
       const m = s.view === 'weights' ? o.result.weights : o.result.scores;
       p.hm.update(spec(ctx, m, s.view, label(ctx, p.name)));
-      p.note.textContent = fill(t.meanEntropy, { h: fixed(meanEntropy(o.result), 3), max: fixed(Math.log(o.result.weights.cols), 3) });
+      setText(p.note, fill(t.meanEntropy, { h: fixed(meanEntropy(o.result), 3), max: fixed(Math.log(o.result.weights.cols), 3) }));
     }
   };
 
@@ -134,7 +141,7 @@ export function sideBySide(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
   });
   frame.body.append(controls, inputs, grid);
   store.on((_, changed) => {
-    if (['view', 'alpha', 'dh', 'seed', 'q', 'k', 'v'].some((k) => changed.has(k as keyof typeof _))) draw();
+    if (['view', 'alpha', 'dh', 'seed', 'q', 'k', 'v'].some((k) => changed.has(k as keyof typeof _))) draw(changed as ReadonlySet<string>);
   });
   draw();
   return frame.el;
@@ -201,7 +208,11 @@ export function differenceView(ctx: Ctx, store: Store<Ch2Spec>): HTMLElement {
     },
   });
   frame.body.append(controls, summary, row);
-  store.on(() => draw());
+  // alpha and d_h enter one function each, the view none of A and B: other changes redraw.
+  store.on((v, changed) => {
+    const uses = (name: string) => v.a === name || v.b === name;
+    if ([...changed].some((k) => (k === 'alpha' ? uses('bilinear') : k === 'dh' ? uses('additive') : k !== 'view'))) draw();
+  });
   draw();
   return frame.el;
 }

@@ -41,9 +41,9 @@ export function optionsFor(name: ScoreName, s: Ch2Inputs): ForwardOptions {
   return base;
 }
 
-/** Every scoring function of the registry on the inputs; errors (e.g. d_q != d_k for dot) kept per function. */
-export function runAll(qk: QkScope, s: Ch2Inputs): Outcome[] {
-  return qk.scoreFunctions.map((info) => {
+/** Every scoring function of the registry (or those `which` keeps) on the inputs; errors (e.g. d_q != d_k for dot) kept per function. */
+export function runAll(qk: QkScope, s: Ch2Inputs, which: (name: ScoreName) => boolean = () => true): Outcome[] {
+  return qk.scoreFunctions.filter((info) => which(info.name)).map((info) => {
     try {
       return { name: info.name, info, result: qk.forward(optionsFor(info.name, s)) };
     } catch (e) {

@@ -283,19 +283,21 @@ export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   let fullDrawn: ForwardResult | null = null;
   const draw = () => {
     const s = store.get();
-    cur = compute(s.seed, s.pattern, s.k, s.w, s.g, s.r);
-    const c = cur;
-    // Only a new seed changes the full map (its 256 cells are not even compared otherwise).
-    if (fullDrawn !== c.full) fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
-    fullDrawn = c.full;
-    const masked = (i: number, j: number) => (s.pattern === 'topk' ? c.sparse.weights.data[i * L + j] === 0 : c.sparse.maskedScores.data[i * L + j] === -Infinity);
-    sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}, r = ${s.r}`}`, masked));
     // The curves depend on the seed (and g, r) only: dragging k or w reuses them.
     const topkKey = String(s.seed);
     const winKey = `${s.seed},${s.g},${s.r}`;
     if (curves.topkKey !== topkKey) curves = { ...curves, topkKey, topk: Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0, 0)) };
     if (curves.winKey !== winKey) curves = { ...curves, winKey, win: Array.from({ length: L }, (_, n) => compute(s.seed, 'window', 1, n, s.g, s.r)) };
     const { topk, win } = curves;
+    // The current pattern is one of the curves' points (the same call on the same inputs, so
+    // the same result): no forward of its own.
+    cur = (s.pattern === 'topk' ? topk[s.k - 1] : win[s.w]) ?? compute(s.seed, s.pattern, s.k, s.w, s.g, s.r);
+    const c = cur;
+    // Only a new seed changes the full map (its 256 cells are not even compared otherwise).
+    if (fullDrawn !== c.full) fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
+    fullDrawn = c.full;
+    const masked = (i: number, j: number) => (s.pattern === 'topk' ? c.sparse.weights.data[i * L + j] === 0 : c.sparse.maskedScores.data[i * L + j] === -Infinity);
+    sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}, r = ${s.r}`}`, masked));
     chart.update({
       label: t.chartLabel, x: { label: t.axisFrac, domain: [0, 1] }, y: { label: t.axisErr, domain: [0, null] }, height: 280,
       series: [

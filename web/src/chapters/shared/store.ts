@@ -38,7 +38,7 @@ export class Store<S extends FieldSpecs> {
 
   /**
    * Applies a change (each value sanitized), writes the URL and notifies listeners.
-   * `defer`: one of a stream of changes (a dragged slider); the URL is written throttled (url.ts).
+   * `defer`: one of a stream of changes (a dragged slider); the URL is written once the stream rests (url.ts).
    */
   set(patch: Partial<ValuesOf<S>>, { defer = false }: { defer?: boolean } = {}): void {
     const next = this.normalize({ ...this.values, ...sanitizePatch(this.spec, patch) });

@@ -3,12 +3,14 @@
  * by namespace: "lang" and chapter 1's playground keys have none ("score=additive"), every
  * other chapter owns "<ns>.<key>" ("c2.alpha=0.3"). A writer replaces only the keys it
  * owns, with history.replaceState (no history entries), so writers never overwrite each other.
- * A dragged slider writes deferred: the address changes at most every DEFER_MS during the drag
- * and at once when it ends (flushUrl on 'change'), never per input event. Until then
- * readQuery() answers with the pending query, so readers never see a stale one.
+ * A dragged slider writes deferred: the address changes once the hand rests DEFER_MS, and at
+ * once when the drag ends (flushUrl on 'change'), never inside a moving drag: each
+ * replaceState also makes Chromium fetch the page's icon again (an SVG, decoded on the main
+ * thread: 3.5-8 ms; native/bench/NOTES.md, "Sliders, eighth pass"). Until then readQuery()
+ * answers with the pending query, so readers never see a stale one.
  */
 
-/** Longest a deferred write waits (Chromium also throttles replaceState bursts). */
+/** How long a stream of deferred writes must pause before the address is written. */
 export const DEFER_MS = 250;
 let pending: string | null = null;
 let timer = 0;
@@ -51,7 +53,10 @@ function writeAll(entries: [string, string][], defer = false): void {
   const qs = queryText(sorted);
   pending = qs ? `?${qs}` : '';
   if (!defer) flushUrl();
-  else if (!timer) timer = window.setTimeout(flushUrl, DEFER_MS);
+  else {
+    clearTimeout(timer);
+    timer = window.setTimeout(flushUrl, DEFER_MS);
+  }
 }
 
 /**
