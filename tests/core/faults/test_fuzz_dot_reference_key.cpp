@@ -1,11 +1,12 @@
 // The dot family's tiled dQ where keys tie (cpu/scorers.hpp, DotScorer, tied_groups): each
 // entry is the plain sum dS K or the sum about a tied reference key, dS (K - k_ref) + R k_ref,
-// whichever has the smaller rounding bound, with the reference per query tile the tied group
-// that carries the tile's sum |dS|. Earlier rules, each broken by a reviewer (2026-12-04): a
+// whichever has the smaller rounding bound, with the reference per query row the tied group
+// that carries the row's sum |dS|. Earlier rules, each broken by a reviewer (2026-12-04): a
 // reference from every key, nearest the mean (a padded key of 1e20 made dQ 0.42 off where the
 // rule allows 1.5e-6); only tied keys of about the smallest norm, the split always (17 times
 // the bar where the tied group has P ~ 0); one reference per call (5,893 times the bar with
-// two tied groups). Each case below fails under one of them.
+// two tied groups); one per query tile (5,890 times the bar with rows of one tile leaning on
+// different groups). Each case below fails under one of them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -134,6 +135,52 @@ TEST_CASE("tiled dot: with two tied groups, the one carrying the row is the refe
   const Matrix V = qktest::mat<float>(
       {{-0.14341f}, {-1.871403f}, {-1.131296f}, {1.556167f}, {1.044668f}, {-1.113703f}, {2.476016f}, {-0.374286f}, {-1.219731f}, {-0.139622f}});
   check_tiled_matches_reference(Q, K, V, qktest::mat<float>({{300}}), c);
+}
+
+TEST_CASE("tiled dot: rows of one query tile leaning on different tied groups each cancel their own (review, 2026-12-04)",
+          "[faults][reliability][tiled][score]") {
+  // Cosine at tau = 1e-4 with two tied groups, [1, 0] x 4 and [0.3, 0.5] x 3, the other keys
+  // far from both: a query leaning on either has dQ 0 (its P all on one group). One reference
+  // per query tile (the group carrying most of the tile's sum |dS|) left the other group's
+  // rows the plain sum: at the default block_q = 64 (block_k 2) query 0 got dQ
+  // [-0.00118, 0.00589] where it is 0 (5,890 times the rule's bar: the float core is exact
+  // here; at block_k 256 that plain sum happens to cancel). The reference is per row now.
+  // The bar is the float core's (as every case here); the fuzz harness's (the farthest of
+  // the core and of runs on inputs within rounding, which untie the keys) is never below it.
+  auto c = dot();
+  c.score = "cosine";
+  c.temperature = 1e-4;
+  const Matrix K = qktest::mat<float>(
+      {{1, 0}, {1, 0}, {1, 0}, {1, 0}, {0.3f, 0.5f}, {0.3f, 0.5f}, {0.3f, 0.5f}, {-0.8f, 0.3f}, {0.9f, -0.7f}, {-0.2f, -1}});
+  const Matrix V = qktest::mat<float>(
+      {{-0.14341f}, {-1.871403f}, {-1.131296f}, {1.556167f}, {1.044668f}, {-1.113703f}, {2.476016f}, {-0.374286f}, {-1.219731f}, {-0.139622f}});
+  for (const Eigen::Index block_k : {2, 256}) {  // block_q 64 (the default), block_k 256 the default
+    CAPTURE(block_k);
+    cpu::TiledOptions o;
+    o.threads = 1;
+    o.block_k = block_k;
+    check_tiled_matches_reference(qktest::mat<float>({{1, 0.2f}, {0.25f, 0.5f}}), K, V,
+                                  qktest::mat<float>({{300}, {300}}), c, o);
+  }
+  // Rows of both groups interleaved in query tiles of 5 (and one row on the untied key 7,
+  // which no tied group carries: the plain sum): the tile's majority group left the others'
+  // rows 0.179 off (7.6 times the bar).
+  for (const char* rows : {"BABAABUBBAAB", "AAAABBBBBUUA"}) {
+    Matrix Q(12, 2);
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) {
+      if (rows[i] == 'A') Q.row(i) << 1, 0.2f;
+      else if (rows[i] == 'B') Q.row(i) << 0.25f, 0.5f;
+      else Q.row(i) << -0.8f, 0.3f;
+    }
+    for (const Eigen::Index block_k : {2, 256}) {
+      CAPTURE(rows, block_k);
+      cpu::TiledOptions o;
+      o.threads = 2;
+      o.block_q = 5;
+      o.block_k = block_k;
+      check_tiled_matches_reference(Q, K, V, Matrix::Constant(12, 1, 300), c, o);
+    }
+  }
 }
 
 TEST_CASE("tiled dot: the split only where the row's dS add up to R (fuzzer finding, 2026-12-04)",

@@ -107,7 +107,7 @@ std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
 /// dQs_i = sum_j dS_ij k_j. Where keys tie (parallel cosine keys), the float dS of size 1 / tau
 /// sum to 0 only in exact arithmetic and leave a residue that a cosine query under the norm
 /// floor multiplies by 1e8 (dQ -12207 where 0: fuzzer finding). So where keys tie, each query
-/// tile takes as its reference k_ref the tied group that carries most of the tile's sum |dS|
+/// row takes as its reference k_ref the tied group that carries most of the row's sum |dS|
 /// (tied_groups), forms each entry of dQs also as the split sum_j dS_ij (k_jc - k_ref,c), where
 /// that group's terms are exactly 0, and keeps per entry whichever of the two sums has the
 /// smaller rounding bound, sum_j |dS_ij| |k_jc| against sum_j |dS_ij| |k_jc - k_ref,c|. The
@@ -117,9 +117,11 @@ std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
 /// their rounding (split_consistent). Per entry, because either form can be far worse: a tied
 /// group at P ~ 0 beside attended keys whose dS cancel put eps |dS| |k_ref| into the split
 /// (17 times the rule's bar: review), and the plain sum is 62,456 times past it where the tied
-/// group carries the row. Per tile by weight, because a reference fixed per call (the tied
-/// key nearest the mean) missed the group that carries the row when there are two (dQ 5,893
-/// times the bar: review).
+/// group carries the row. Per row by weight, because a reference fixed per call (the tied key
+/// nearest the mean) missed the group that carries the row when there are two (dQ 5,893 times
+/// the bar: review), and so did one per query tile (the group carrying most of the tile) for
+/// the tile's rows leaning on another group (5,890 times the bar at block_q = 64: review). The
+/// split products run once per distinct reference of the tile, over its rows only.
 template <class T>
 struct DotScorer {
   const Mat<T>* Qs;
@@ -148,57 +150,91 @@ struct DotScorer {
               Mat<T>& dQt) const {
     if (group.empty()) dQt.noalias() += dS * Ks->middleRows(j0, bk);
   }
-  /// With tied keys, after the tile's blocks: the reference, then both sums and their bounds.
-  /// Every product has the operand types of grad_q's (one GEMM instantiation: wasm size).
+  /// With tied keys, after the tile's blocks: each row's reference, then both sums and their
+  /// bounds. Every product has the operand types of grad_q's (one GEMM instantiation: wasm size).
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                    const Mat<T>& dS, const double* R, Mat<T>& dQt) const {
     if (group.empty()) return;
     const Eigen::Index d = Ks->cols(), L_k = dS.cols();
-    // One pass over the tile's dS: each tied group's weight, and each row's float sum of dS
-    // and of |dS|. The split only where that sum is R within its rounding (the additive
-    // scorer's rule, split_consistent): the dominant key of a row with P = 1.0f can have dS
-    // rounded to 0 beside keys of P ~ 1e-16 whose dS are not, and the split then gave dQ 0
-    // where it is -2.8e19 (fuzzer finding; its bound was 0).
+    // Per row, one pass over its dS: its float sum of dS and of |dS|, and each tied group's
+    // sum |dS| (weight, reset as it is read). The reference is the group of largest weight
+    // (ties: the lowest index), and only where the row may split: R = 0 and the row's float dS
+    // add up to R within their rounding (the additive scorer's rule, split_consistent): the
+    // dominant key of a row with P = 1.0f can have dS rounded to 0 beside keys of P ~ 1e-16
+    // whose dS are not, and the split then gave dQ 0 where it is -2.8e19 (fuzzer finding; its
+    // bound was 0). Scalar loops: wasm size.
     std::vector<double> weight(std::size_t(L_k), 0.0);
-    std::vector<T> row_sum(std::size_t(bq), T(0)), row_abs(row_sum);
-    for (const Eigen::Index j0 : blocks)
-      for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
-        for (Eigen::Index r = 0; r < bq; ++r) {
-          row_sum[std::size_t(r)] += dS(r, j);
-          row_abs[std::size_t(r)] += std::abs(dS(r, j));
+    std::vector<Eigen::Index> ref(std::size_t(bq), -1);
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      T sum = 0, abs_sum = 0;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
+          sum += dS(r, j);
+          abs_sum += std::abs(dS(r, j));
           if (group[std::size_t(j)] >= 0) weight[std::size_t(group[std::size_t(j)])] += std::abs(double(dS(r, j)));
         }
-    Eigen::Index ref = -1;
-    for (Eigen::Index j = 0; j < L_k; ++j)
-      if (weight[std::size_t(j)] > (ref < 0 ? 0.0 : weight[std::size_t(ref)])) ref = j;
-    Mat<T> plain = Mat<T>::Zero(bq, d), split = plain, plain_bound = plain, split_bound = plain;
-    Mat<T> adS, Kc(std::min(block_k, L_k), d), Ka(Kc.rows(), d), Kca(Kc.rows(), d);
+      Eigen::Index best = -1;
+      double best_weight = 0;
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
+          const Eigen::Index g = group[std::size_t(j)];
+          if (g < 0) continue;
+          const double w = weight[std::size_t(g)];
+          weight[std::size_t(g)] = 0;  // read once per row (a group's later keys see 0)
+          if (w > best_weight || (w == best_weight && best >= 0 && g < best)) best = g, best_weight = w;
+        }
+      if (R[r] == 0 && score::Additive::split_consistent(sum, abs_sum, R[r], L_k)) ref[std::size_t(r)] = best;
+    }
+    Mat<T> plain = Mat<T>::Zero(bq, d);
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(block_k, L_k - j0);
       const ConstTileRef<T> ds = dS.middleCols(j0, bk);
       plain.noalias() += ds * Ks->middleRows(j0, bk);
-      if (ref < 0) continue;  // no tied group in this tile's rows: the plain sum
-      adS.resize(bq, bk);
-      for (Eigen::Index r = 0; r < bq; ++r)  // scalar loops: wasm size
-        for (Eigen::Index c = 0; c < bk; ++c) adS(r, c) = std::abs(ds(r, c));
-      for (Eigen::Index r = 0; r < bk; ++r)
-        for (Eigen::Index c = 0; c < d; ++c) {
-          Kc(r, c) = (*Ks)(j0 + r, c) - (*Ks)(ref, c);
-          Ka(r, c) = std::abs((*Ks)(j0 + r, c));
-          Kca(r, c) = std::abs(Kc(r, c));
-        }
-      const ConstTileRef<T> ads = adS;
-      split.noalias() += ds * static_cast<const Mat<T>&>(Kc).middleRows(0, bk);
-      plain_bound.noalias() += ads * static_cast<const Mat<T>&>(Ka).middleRows(0, bk);
-      split_bound.noalias() += ads * static_cast<const Mat<T>&>(Kca).middleRows(0, bk);
     }
-    // With R_i = 0 (the split's only case) the split is sum_j dS_ij (k_j - k_ref) alone.
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const bool may_split = ref >= 0 && R[r] == 0 &&
-                             score::Additive::split_consistent(row_sum[std::size_t(r)], row_abs[std::size_t(r)], R[r], L_k);
-      for (Eigen::Index c = 0; c < d; ++c)
-        dQt(r, c) += may_split && split_bound(r, c) < plain_bound(r, c) ? split(r, c) : plain(r, c);
+    // Per distinct reference (lowest first), over only its rows, gathered: the split
+    // sum_j dS_ij (k_j - k_ref) (with R_i = 0 the split's whole form) and both bounds; per entry
+    // the sum of the smaller bound. The GEMM work stays ~bq bk d per sum for any number of
+    // references. Rows without one keep the plain sum.
+    std::vector<Eigen::Index> rows;
+    Mat<T> G, Kc(std::min(block_k, L_k), d), Ka(Kc.rows(), d), Kca(Kc.rows(), d);
+    for (Eigen::Index g = -1;;) {
+      Eigen::Index next = -1;  // the smallest reference above g
+      for (Eigen::Index r = 0; r < bq; ++r)
+        if (ref[std::size_t(r)] > g && (next < 0 || ref[std::size_t(r)] < next)) next = ref[std::size_t(r)];
+      if (next < 0) break;
+      g = next;
+      rows.clear();
+      for (Eigen::Index r = 0; r < bq; ++r)
+        if (ref[std::size_t(r)] == g) rows.push_back(r);
+      const Eigen::Index n = Eigen::Index(rows.size());
+      Mat<T> split = Mat<T>::Zero(n, d), plain_bound = split, split_bound = split;
+      for (const Eigen::Index j0 : blocks) {
+        const Eigen::Index bk = std::min(block_k, L_k - j0);
+        for (Eigen::Index r = 0; r < bk; ++r)
+          for (Eigen::Index c = 0; c < d; ++c) {
+            Kc(r, c) = (*Ks)(j0 + r, c) - (*Ks)(g, c);
+            Ka(r, c) = std::abs((*Ks)(j0 + r, c));
+            Kca(r, c) = std::abs(Kc(r, c));
+          }
+        // One buffer: the rows' dS, then their |dS| in place.
+        G.resize(n, bk);
+        for (Eigen::Index i = 0; i < n; ++i)
+          for (Eigen::Index c = 0; c < bk; ++c) G(i, c) = dS(rows[std::size_t(i)], j0 + c);
+        const ConstTileRef<T> gathered = G;
+        split.noalias() += gathered * static_cast<const Mat<T>&>(Kc).middleRows(0, bk);
+        for (Eigen::Index i = 0; i < n; ++i)
+          for (Eigen::Index c = 0; c < bk; ++c) G(i, c) = std::abs(G(i, c));
+        plain_bound.noalias() += gathered * static_cast<const Mat<T>&>(Ka).middleRows(0, bk);
+        split_bound.noalias() += gathered * static_cast<const Mat<T>&>(Kca).middleRows(0, bk);
+      }
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const Eigen::Index r = rows[std::size_t(i)];
+        for (Eigen::Index c = 0; c < d; ++c)
+          if (split_bound(i, c) < plain_bound(i, c)) plain(r, c) = split(i, c);
+      }
     }
+    for (Eigen::Index r = 0; r < bq; ++r)
+      for (Eigen::Index c = 0; c < d; ++c) dQt(r, c) += plain(r, c);
   }
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {
