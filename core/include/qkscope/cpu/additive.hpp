@@ -14,16 +14,17 @@
 // call with a query or key whose arguments are all small, at a tau that amplifies the fused
 // form's absolute error past the core's (fused_tanh_accurate).
 // Small units: near 0 that absolute error (~1.3 eps) is many times the core's, which is
-// relative to |a| + |b|; a small unit beside a saturated one hid under the latter's estimate in
+// relative to |a + b|; a small unit beside a saturated one hid under the latter's estimate in
 // the call's test (dQ 7.8 times the fuzz harness's bar; 6 of the 10 findings of a campaign).
-// A unit whose |A_ih| and |B_jh| are all at most 1/2 therefore takes the addition formula
-//   tanh(a + b) = (ta + tb) / (1 + ta tb),  ta = tanh a, tb = tanh b (EA, EB hold them; XU),
-// at the same cost (an add, an FMA, a division): 1 + ta tb >= 1 - tanh(1/2)^2 = 0.79, so its
-// error stays within 2 eps (|ta| + |tb|) (measured on a grid: 2.08; tests/core/faults/
-// test_fuzz_additive_small_units.cpp), the core's own order, and such a unit's
-// 1 - t^2 = (1 - ta^2)(1 - tb^2) / (1 + ta tb)^2 and differences t_r^2 - t^2 = (t_r - t)(t_r + t)
-// keep a few ulp of their own size. Ordinary projections (some |A| or |B| past 1/2 in every
-// unit) never take it; fused_tanh_accurate counts only the exp form's units.
+// A unit whose |A_ih| and |B_jh| are all at most 1/2 therefore takes tanh(a + b) itself, as
+// the core does (EA, EB hold A and B for it; XU marks it): Eigen's vectorised tanh, ~15
+// operations per element instead of ~3, for such units only. (The addition formula
+// (tanh a + tanh b) / (1 + tanh a tanh b), as cheap as the exp form, was tried first: its
+// error is relative to |a| + |b|, not |a + b|, and at tau ~ 1e-4 it left db, dV and dL/dtau
+// up to 4 times the bar where the direct tanh had passed: review.) Its 1 - t^2 keeps an
+// absolute error of an ulp of 1, so a row's split takes t_r^2 - t^2 as (t_r - t)(t_r + t).
+// Ordinary projections (some |A| or |B| past 1/2 in every unit) never take it;
+// fused_tanh_accurate weighs only the exp form's units, on both sides of its test.
 // Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r) = (p r) r (2 - r = p r),
 // taken as (p r) r with p capped at max(T) / 4 (a product p past the range gave inf * 0 =
 // NaN; capped, p r = 2 and (p r) r ~ 0): r (2 - r) cancels near t = -1 (dB 6e-6 relative
@@ -95,7 +96,7 @@ inline Eigen::internal::Packet16f AddPack<float>::half_neg_tanh(const P& a, cons
 
 /// S[r][c] = sum_h v_h tanh(A_rh + B_ch) = -2 sum_h v_h s_rch (s = half_neg_tanh) for NR
 /// rows x NC packets of keys, from EA (rows, lda) and EBt (d_h rows of ldb keys).
-/// Units h with xu[h] != 0 hold tanh A, tanh B instead and take the addition form.
+/// Units h with xu[h] != 0 (small units) hold A and B themselves and take tanh(a + b).
 template <int NR, int NC, class T>
 void additive_block(const T* ea, Eigen::Index lda, const T* ebt, Eigen::Index ldb, const T* v, const T* xu,
                     Eigen::Index dh, T* s, Eigen::Index lds) {
@@ -111,7 +112,7 @@ void additive_block(const T* ea, Eigen::Index lda, const T* ebt, Eigen::Index ld
     if (xu && xu[h] != 0)
       for (int r = 0; r < NR; ++r) {
         const P a = ei::pset1<P>(ea[r * lda + h]);
-        for (int c = 0; c < NC; ++c) acc[r][c] = ei::pmadd(vh, AP::half_neg_tanh_sum(a, e[c]), acc[r][c]);
+        for (int c = 0; c < NC; ++c) acc[r][c] = ei::pmadd(vh, AP::half_neg_tanh_direct(a, e[c]), acc[r][c]);
       }
     else
       for (int r = 0; r < NR; ++r) {
@@ -133,7 +134,7 @@ struct AdditiveScorer {
   const Mat<T>* EB;   // exp(2B) (L_k, d_h)
   const Mat<T>* EBt;  // exp(2B)^T (d_h, L_k)
   const Mat<T>* BT;   // direct tanh: B^T (d_h, L_k), each row contiguous in the keys
-  const Vec<T>* XU;   // fused: 1 where unit h is small and EA, EB hold tanh A, tanh B; or null
+  const Vec<T>* XU;   // fused: 1 where unit h is small and EA, EB hold A, B themselves; or null
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
@@ -193,7 +194,7 @@ struct AdditiveScorer {
   }
 
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
-  /// Select mask of the units h, h + 1, ... of one packet that take the addition form (XU).
+  /// Select mask of the units h, h + 1, ... of one packet that are small units (XU).
   typename AddPack<T>::P sum_mask(Eigen::Index h) const {
     using P = typename AddPack<T>::P;
     return XU ? ei::pcmp_lt(ei::pset1<P>(T(0)), ei::ploadu<P>(XU->data() + h)) : ei::pset1<P>(T(0));
@@ -233,7 +234,7 @@ struct AdditiveScorer {
           T acc = 0;
           for (Eigen::Index h = 0; h < dh; ++h) {
             const T x = ea[k * lda + h], y = ebt[h * ldb + c];
-            acc += v(h) * (xu && xu[h] != 0 ? (x + y) / (x * y + T(1)) : T(1) - T(2) / (x * y + T(1)));
+            acc += v(h) * (xu && xu[h] != 0 ? AP::tanh_scalar(x + y) : T(1) - T(2) / (x * y + T(1)));
           }
           s[k * S.outerStride() + c] = acc;
         }
@@ -268,8 +269,8 @@ struct AdditiveScorer {
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
           AP::sech2_tanh(a, ei::ploadu<P>(EB->data() + c * dh + h), m, u, t);
-          // u - u_r; on the addition form's lanes (t_r - t)(t_r + t), exact to a few ulp of
-          // itself where u ~ 1 carries an ulp of 1 (db 7.7e-5 relative off: fuzzer's case).
+          // u - u_r; on a small unit's lanes (t_r - t)(t_r + t), exact to a few ulp of itself
+          // where u ~ 1 carries an ulp of 1 (db 7.7e-5 relative off: the fuzzer's case).
           P d = ei::psub(u, ut);
           if (m) d = ei::pselect(*m, ei::pmul(ei::psub(tt, t), ei::padd(tt, t)), d);
           const P ds = ei::pset1<P>(dS(r, c)), ads = ei::pset1<P>(std::abs(dS(r, c)));

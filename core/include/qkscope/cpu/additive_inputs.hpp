@@ -1,5 +1,5 @@
 // qkscope/cpu/additive_inputs.hpp — which form the fused additive scorer (cpu/additive.hpp)
-// takes for a call, per unit (exp form or addition form) and per call (the direct tanh where
+// takes for a call, per unit (exp form or, for a small unit, tanh(a + b) itself) and per call (the direct tanh where
 // the fused error would pass the core's), and the precomputed exponentials and tanh it reads.
 #pragma once
 
@@ -28,20 +28,23 @@ namespace qkscope::cpu::detail {
 /// tau that amplifies the difference, takes the direct tanh (2.2 times slower: NOTES.md).
 /// min over the rows x_i of sum_h w_h min(1, |x_ih|) (w_h = 1 without weights). Scalar loops:
 /// small code in the wasm modules.
+/// Units with skip[h] != 0 (the small units; null: none) are left out.
 template <class T>
-double min_row_mass(const Mat<T>& x, const Vec<T>* w) {
+double min_row_mass(const Mat<T>& x, const Vec<T>* w, const Vec<T>* skip) {
   double least = std::numeric_limits<double>::infinity();
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     double mass = 0;
     for (Eigen::Index h = 0; h < x.cols(); ++h)
-      mass += (w ? std::abs(double((*w)(h))) : 1.0) * std::min(1.0, std::abs(double(x(i, h))));
+      if (!skip || (*skip)(h) == 0)
+        mass += (w ? std::abs(double((*w)(h))) : 1.0) * std::min(1.0, std::abs(double(x(i, h))));
     least = std::min(least, mass);
   }
   return least;
 }
 
-/// Units of the addition form (xu[h] != 0; null: none) count no error of their own here: it
-/// is within a small factor of the core's (the header's comment).
+/// Small units (xu[h] != 0; null: none) take the core's direct tanh: they are left out of both
+/// sides (counting their mass but not their error let a small unit's mass cover an exp-form
+/// unit's error at arguments near 0: dv 105 times the bar, review).
 template <class T>
 bool fused_tanh_accurate(const score::AdditiveForm<T>& f, double logit_gain, const Vec<T>* xu) {
   const double eps = double(std::numeric_limits<T>::epsilon());
@@ -54,10 +57,10 @@ bool fused_tanh_accurate(const score::AdditiveForm<T>& f, double logit_gain, con
   // v_h: v = 0 made the weighted test below pass at arguments near 7e-6, where the fused t is
   // 1.4% off, and dv came out 2.6% off (fuzzer). So the same test with every |v_h| = 1 too.
   if (std::isinf(logit_gain) &&
-      1.3 * eps * units > 2 * 2 * eps * std::max(min_row_mass<T>(f.a, nullptr), min_row_mass<T>(f.b, nullptr)))
+      1.3 * eps * units > 2 * 2 * eps * std::max(min_row_mass<T>(f.a, nullptr, xu), min_row_mass<T>(f.b, nullptr, xu)))
     return false;
   if (fused * logit_gain <= 2.5e-7) return true;
-  return fused <= 2 * 2 * eps * std::max(min_row_mass<T>(f.a, &f.v), min_row_mass<T>(f.b, &f.v));
+  return fused <= 2 * 2 * eps * std::max(min_row_mass<T>(f.a, &f.v, xu), min_row_mass<T>(f.b, &f.v, xu));
 }
 
 /// The exponentials of the fused form that the scorer points into (once per call).
@@ -83,12 +86,8 @@ struct AdditiveInputs {
     }
     EA = exp_packets(A);
     EB = exp_packets(B);
-    // Scalar std::tanh: the same value for equal inputs wherever they sit (tied keys).
     for (Eigen::Index h = 0; xu && h < XU.size(); ++h)
-      if (XU(h) != 0) {
-        for (Eigen::Index i = 0; i < A.rows(); ++i) EA(i, h) = std::tanh(A(i, h));
-        for (Eigen::Index j = 0; j < B.rows(); ++j) EB(j, h) = std::tanh(B(j, h));
-      }
+      if (XU(h) != 0) EA.col(h) = A.col(h), EB.col(h) = B.col(h);
     EBt = EB.transpose();
     return {&A, &B, &f.v, &EA, &EB, &EBt, nullptr, xu};
   }

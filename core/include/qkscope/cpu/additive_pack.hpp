@@ -1,10 +1,11 @@
 // qkscope/cpu/additive_pack.hpp — the fused additive form's packet arithmetic (cpu/additive.hpp):
 // tanh(a + b) = 1 - 2 / (p + 1) with p = e^{2a} e^{2b}, and 1 - tanh^2 = (p r) r, in Eigen
-// packets of T; for the small units, the addition formula tanh(a + b) = (ta + tb) / (1 + ta tb)
-// from ta = tanh a, tb = tanh b (the header comment of cpu/additive.hpp has the error analysis).
+// packets of T; for the small units, tanh(a + b) itself (the header comment of cpu/additive.hpp
+// has the error analysis).
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <Eigen/Core>
@@ -39,32 +40,44 @@ struct AddPack {
     const T r = T(2) / (p + T(1));
     return (p * r) * r;
   }
-  /// The addition form's -tanh(a + b) / 2 = -(ta + tb) / (2 (1 + ta tb)), for ta = tanh a,
-  /// tb = tanh b of a small unit (|ta|, |tb| <= tanh(1/2), so 1 + ta tb >= 0.78).
-  static P half_neg_tanh_sum(const P& ta, const P& tb) {
-    return ei::pdiv(ei::pmul(ei::pset1<P>(T(-0.5)), ei::padd(ta, tb)), ei::pmadd(ta, tb, ei::pset1<P>(T(1))));
+  /// tanh of a packet: Eigen's vectorised tanh where it has one (float), else per lane.
+  static P tanh_packet(const P& x) {
+    if constexpr (bool(ei::packet_traits<T>::HasTanh)) {
+      return ei::ptanh(x);
+    } else {
+      T b[size];
+      ei::pstoreu(b, x);
+      for (T& y : b) y = std::tanh(y);
+      return ei::ploadu<P>(b);
+    }
   }
-  /// u = 1 - tanh^2(a + b) and t = tanh(a + b) from (a, e): e^{2a}, e^{2b} (fused lanes) or,
-  /// where `mask` is set, tanh a, tanh b (the addition form: u = (1 - ta^2)(1 - tb^2) q^2,
-  /// t = (ta + tb) q with q = 1 / (1 + ta tb); each factor keeps a few ulp of relative error).
-  /// A lane's other form may be inf or NaN; the select drops it.
+  /// The same tanh for one value (lane 0 of a packet): a small unit's scalar remainders give
+  /// what its packets give, so tied keys stay tied across the two (std::tanh differed by an
+  /// ulp and broke a tie: db 4.8e-4 where it is 0, review).
+  static T tanh_scalar(T x) { return ei::pfirst(tanh_packet(ei::pset1<P>(x))); }
+  /// A small unit's -tanh(a + b) / 2 from a and b themselves (cpu/additive.hpp): the core's
+  /// direct tanh, accurate relative to |a + b| where the exp form's error is absolute.
+  static P half_neg_tanh_direct(const P& a, const P& b) {
+    return ei::pmul(ei::pset1<P>(T(-0.5)), tanh_packet(ei::padd(a, b)));
+  }
+  /// u = 1 - tanh^2(a + b) and t = tanh(a + b) from (a, e): e^{2a}, e^{2b} (exp-form lanes) or,
+  /// where `mask` is set, a and b themselves (a small unit: t = tanh(a + b) directly, u = 1 - t^2,
+  /// with |t| <= tanh 1 so u >= 0.42). A lane's other form may be inf or NaN; the select drops it.
   static void sech2_tanh(const P& a, const P& e, const P* mask, P& u, P& t) {
     const P one = ei::pset1<P>(T(1));
     const P p = capped(ei::pmul(a, e)), r = r_of(p);
     u = sech2(p, r);
     t = ei::psub(one, r);
     if (!mask) return;
-    const P q = ei::pdiv(one, ei::pmadd(a, e, one));
-    const P ux = ei::pmul(ei::pmul(ei::psub(one, ei::pmul(a, a)), ei::psub(one, ei::pmul(e, e))), ei::pmul(q, q));
-    u = ei::pselect(*mask, ux, u);
-    t = ei::pselect(*mask, ei::pmul(ei::padd(a, e), q), t);
+    const P td = tanh_packet(ei::padd(a, e));
+    u = ei::pselect(*mask, ei::psub(one, ei::pmul(td, td)), u);
+    t = ei::pselect(*mask, td, t);
   }
-  /// sech2_tanh for one lane; sum: the addition form.
-  static void sech2_tanh_scalar(T a, T e, bool sum, T& u, T& t) {
-    if (sum) {
-      const T q = T(1) / (a * e + T(1));
-      u = ((T(1) - a * a) * (T(1) - e * e)) * (q * q);
-      t = (a + e) * q;
+  /// sech2_tanh for one lane; small: a small unit's lane.
+  static void sech2_tanh_scalar(T a, T e, bool small, T& u, T& t) {
+    if (small) {
+      t = tanh_scalar(a + e);
+      u = T(1) - t * t;
       return;
     }
     const T p = std::min(a * e, std::numeric_limits<T>::max() / 4), r = T(2) / (p + T(1));
