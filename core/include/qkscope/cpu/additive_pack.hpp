@@ -40,8 +40,10 @@ struct AddPack {
     const T r = T(2) / (p + T(1));
     return (p * r) * r;
   }
-  /// tanh of a packet: Eigen's vectorised tanh where it has one (float), else per lane.
-  static P tanh_packet(const P& x) {
+  /// tanh of a packet: Eigen's vectorised tanh where it has one (float), else per lane. Not
+  /// inlined: small units only, and one copy instead of one per micro-kernel shape keeps the
+  /// lazily loaded wasm module ~KB smaller.
+  EIGEN_DONT_INLINE static P tanh_packet(const P& x) {
     if constexpr (bool(ei::packet_traits<T>::HasTanh)) {
       return ei::ptanh(x);
     } else {
