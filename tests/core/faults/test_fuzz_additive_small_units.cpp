@@ -184,6 +184,7 @@ TEST_CASE("tiled additive: seeded shapes whose units are all small match the ref
   // before this form; below tau = 0.1 dK, dv and db join it on ~1 % of shapes, as before
   // (docs/RELIABILITY.md, "Open").
   detail::Rng rng(20261205);
+  int fused = 0;
   for (int n = 0; n < 120; ++n) {
     const Eigen::Index L_q = 1 + Eigen::Index(rng.uniform() * 6), L_k = 1 + Eigen::Index(rng.uniform() * 9),
                        d = 1 + Eigen::Index(rng.uniform() * 3), d_h = 1 + Eigen::Index(rng.uniform() * 19);
@@ -212,9 +213,10 @@ TEST_CASE("tiled additive: seeded shapes whose units are all small match the ref
     for (const double gain : {1 / c.temperature, std::numeric_limits<double>::infinity()}) {
       cpu::detail::AdditiveInputs<float> in;
       const auto sc = in.prepare(form, gain);
-      REQUIRE(sc.EA != nullptr);
-      REQUIRE(sc.XU != nullptr);
+      if (sc.EA) REQUIRE(sc.XU != nullptr);  // a fused call: its small units marked
+      fused += sc.EA != nullptr;
     }
     matches_under_harness_bar(Q, K, V, dO, p, c, o, false);
   }
+  CHECK(fused > 0);
 }

@@ -23,8 +23,9 @@
 // error is relative to |a| + |b|, not |a + b|, and at tau ~ 1e-4 it left db, dV and dL/dtau
 // up to 4 times the bar where the direct tanh had passed: review.) Its 1 - t^2 keeps an
 // absolute error of an ulp of 1, so a row's split takes t_r^2 - t^2 as (t_r - t)(t_r + t).
-// Ordinary projections (some |A| or |B| past 1/2 in every unit) never take it;
-// fused_tanh_accurate weighs only the exp form's units, on both sides of its test.
+// Ordinary projections (some |A| or |B| past 1/2 in every unit) never take it. The call's
+// choice (fused_tanh_accurate) still weighs every unit as the exp form: the small units' form
+// only makes a call that was fused more accurate (additive_inputs.hpp says why).
 // Backward with t = tanh, r = 2 / (p + 1) = 1 - t, 1 - t^2 = r (2 - r) = (p r) r (2 - r = p r),
 // taken as (p r) r with p capped at max(T) / 4 (a product p past the range gave inf * 0 =
 // NaN; capped, p r = 2 and (p r) r ~ 0): r (2 - r) cancels near t = -1 (dB 6e-6 relative
