@@ -235,4 +235,17 @@ inline PerturbedReference reversed(const qkscope::Matrix& Q, const qkscope::Matr
   return r;
 }
 
+/// Of the evaluations given, the one farthest from ref in max abs difference (ref itself when
+/// none has its shape): the bar of the Catch2 sweeps, as the harness's `farthest` is its own.
+inline qkscope::MatrixD farthest_of(const qkscope::MatrixD& ref, const std::vector<qkscope::MatrixD>& runs) {
+  qkscope::MatrixD best = ref;
+  double worst = -1;
+  for (const qkscope::MatrixD& x : runs) {
+    if (x.rows() != ref.rows() || x.cols() != ref.cols()) continue;
+    const double err = (x - ref).cwiseAbs().maxCoeff();
+    if (err > worst) worst = err, best = x;
+  }
+  return best;
+}
+
 }  // namespace qkfuzz

@@ -23,18 +23,6 @@ using namespace qkscope;
 
 namespace {
 
-/// Of the evaluations given, the one farthest from ref (the harness's `farthest`).
-MatrixD farthest(const MatrixD& ref, const std::vector<MatrixD>& runs) {
-  MatrixD best = ref;
-  double worst = -1;
-  for (const MatrixD& x : runs) {
-    if (x.rows() != ref.rows() || x.cols() != ref.cols()) continue;
-    const double err = (x - ref).cwiseAbs().maxCoeff();
-    if (err > worst) worst = err, best = x;
-  }
-  return best;
-}
-
 using S1 = Eigen::Matrix<double, 1, 1>;
 MatrixD col(const Vector& v) { return v.cast<double>(); }
 MatrixD col(const VectorD& v) { return v; }
@@ -63,14 +51,14 @@ void matches_under_harness_bar(const Matrix& Q, const Matrix& K, const Matrix& V
       out.push_back(r.fwd.output), dq.push_back(r.grads.dQ), dk.push_back(r.grads.dK), dv.push_back(r.grads.dV),
           dvh.push_back(col(r.grads.dparams.v)), db.push_back(col(r.grads.dparams.b)),
           dt.push_back(S1(r.grads.dtemperature));
-  CHECK_MATCHES_REFERENCE("tiled output", t.output, farthest(f64.output, out), f64.output);
-  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, farthest(g64.dQ, dq), g64.dQ);
-  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, farthest(g64.dK, dk), g64.dK);
-  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, farthest(g64.dV, dv), g64.dV);
-  CHECK_MATCHES_REFERENCE("tiled dv", col(tg.dparams.v), farthest(col(g64.dparams.v), dvh), col(g64.dparams.v));
-  CHECK_MATCHES_REFERENCE("tiled db", col(tg.dparams.b), farthest(col(g64.dparams.b), db), col(g64.dparams.b));
+  CHECK_MATCHES_REFERENCE("tiled output", t.output, qkfuzz::farthest_of(f64.output, out), f64.output);
+  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, qkfuzz::farthest_of(g64.dQ, dq), g64.dQ);
+  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, qkfuzz::farthest_of(g64.dK, dk), g64.dK);
+  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, qkfuzz::farthest_of(g64.dV, dv), g64.dV);
+  CHECK_MATCHES_REFERENCE("tiled dv", col(tg.dparams.v), qkfuzz::farthest_of(col(g64.dparams.v), dvh), col(g64.dparams.v));
+  CHECK_MATCHES_REFERENCE("tiled db", col(tg.dparams.b), qkfuzz::farthest_of(col(g64.dparams.b), db), col(g64.dparams.b));
   if (dtau)
-    CHECK_MATCHES_REFERENCE("tiled dtemperature", S1(tg.dtemperature), farthest(S1(g64.dtemperature), dt),
+    CHECK_MATCHES_REFERENCE("tiled dtemperature", S1(tg.dtemperature), qkfuzz::farthest_of(S1(g64.dtemperature), dt),
                             S1(g64.dtemperature));
 }
 

@@ -42,18 +42,6 @@ Matrix tied_keys(detail::Rng& rng, Eigen::Index L_k, Eigen::Index d) {
   return K;
 }
 
-/// Of the evaluations given, the one farthest from ref (the harness's `farthest`).
-MatrixD farthest(const MatrixD& ref, const std::vector<MatrixD>& runs) {
-  MatrixD best = ref;
-  double worst = -1;
-  for (const MatrixD& x : runs) {
-    if (x.rows() != ref.rows() || x.cols() != ref.cols()) continue;
-    const double err = (x - ref).cwiseAbs().maxCoeff();
-    if (err > worst) worst = err, best = x;
-  }
-  return best;
-}
-
 /// Keys with two tied groups (2 or 3 copies each, at shuffled positions, the second sometimes
 /// 1 to 1e3 times the first) and queries that lean on one group or the other (a multiple of
 /// its key, sometimes nudged) or are random: rows of one query tile carried by different
@@ -97,10 +85,10 @@ void check_under_harness_bar(const Matrix& Q, const Matrix& K, const Matrix& V, 
   for (const auto& r : runs)
     if (r.ok) out.push_back(r.fwd.output), dq.push_back(r.grads.dQ), dk.push_back(r.grads.dK), dv.push_back(r.grads.dV);
   const MatrixD ref_out = reference::attention<double>(Qd, Kd, Vd, {}, cd).output;
-  CHECK_MATCHES_REFERENCE("tiled output", t.output, farthest(ref_out, out), ref_out);
-  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, farthest(g64.dQ, dq), g64.dQ);
-  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, farthest(g64.dK, dk), g64.dK);
-  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, farthest(g64.dV, dv), g64.dV);
+  CHECK_MATCHES_REFERENCE("tiled output", t.output, qkfuzz::farthest_of(ref_out, out), ref_out);
+  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, qkfuzz::farthest_of(g64.dQ, dq), g64.dQ);
+  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, qkfuzz::farthest_of(g64.dK, dk), g64.dK);
+  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, qkfuzz::farthest_of(g64.dV, dv), g64.dV);
 }
 
 }  // namespace
