@@ -20,6 +20,7 @@ import { flushUrl, readQuery, setParam } from './chapters/shared/url';
 import { type Route, type RouteTable, routeOf } from './routes';
 import { type TocChapter, chapterNav, contentsDisclosure, followReader, relabelChapter, siteHeader, tocNav } from './shell';
 import './app.css';
+import './toc.css';
 
 /** A chapter module, or the reason it could not be loaded. */
 export type LoadedChapter = { ok: true; chapter: Chapter<any> } | { ok: false; index: number; message: string };

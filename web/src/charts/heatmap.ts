@@ -20,6 +20,7 @@ import { setSvgLabel } from './label';
 import { type Palette, colour, colourRgb, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
+import { hatchPattern } from './heatmap-hatch';
 import { isPrinting, watchCanvasMap } from './heatmap-canvas-watch';
 import './heatmap.css';
 
@@ -389,17 +390,4 @@ export class Heatmap {
     cells.attr('tabindex', (d) => (d.i === i && d.j === j ? 0 : -1));
     cells.filter((d) => d.i === i && d.j === j).node()?.focus();
   }
-}
-
-
-function hatchPattern(defs: Selection<SVGDefsElement, unknown, null, undefined>, id: string): void {
-  const p = defs
-    .append('pattern')
-    .attr('id', id)
-    .attr('patternUnits', 'userSpaceOnUse')
-    .attr('width', 7)
-    .attr('height', 7)
-    .attr('patternTransform', 'rotate(45)');
-  p.append('rect').attr('width', 7).attr('height', 7).attr('class', 'hatch-bg');
-  p.append('line').attr('x1', 0).attr('y1', 0).attr('x2', 0).attr('y2', 7).attr('class', 'hatch-line');
 }
