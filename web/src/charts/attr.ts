@@ -14,3 +14,25 @@ export function setText(el: Element, value: string): void {
     if ((t as Text).data !== value) (t as Text).data = value;
   } else if (el.textContent !== value) el.textContent = value;
 }
+
+/** The last value each element was given by setOwnAttr, per attribute (null: removed). */
+const own = new WeakMap<Element, Map<string, string | null>>();
+
+/**
+ * setAttr for attributes that only the caller writes: the value last written is remembered
+ * instead of read back, which costs a DOM call per attribute (a heatmap's cells read back
+ * ~2,500 attributes per input of chapter 9's L slider; native/bench/NOTES.md, "Sliders, ninth
+ * pass"). `null` removes the attribute.
+ */
+export function setOwnAttr(el: Element, name: string, value: string | null): void {
+  let m = own.get(el);
+  if (!m) own.set(el, (m = new Map()));
+  const last = m.get(name);
+  if (last === value || (last === undefined && el.getAttribute(name) === value)) {
+    if (last === undefined) m.set(name, value);
+    return;
+  }
+  m.set(name, value);
+  if (value === null) el.removeAttribute(name);
+  else el.setAttribute(name, value);
+}

@@ -7,9 +7,10 @@
  * focus, hover and labels (heatmap.ts). Export turns the canvas into an <image> (export.ts).
  * A map that opts in (`canvasNumbers`) draws its printed numbers here too, in device pixels
  * (drawPrinted): a new value or a new shape then lays out no SVG text (native/bench/NOTES.md,
- * "Sliders, sixth pass").
+ * "Sliders, sixth pass"), its texts copied from a cache of their bitmaps (heatmap-glyphs.ts).
  */
 import { setAttr } from './attr';
+import { type GlyphText, drawTexts } from './heatmap-glyphs';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -27,7 +28,7 @@ export class ColourField {
   private readonly maskedPath: SVGPathElement;
   private maskKey = '';
   /** The canvas of printed maps (drawPrinted), in device pixels, created on first use. */
-  private print: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D | null; font: string; scale: number } | null = null;
+  private print: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D | null; font: string; scale: number; drawn: string } | null = null;
 
   /** Inserts the field into `svg` before `before` (the cells, which are drawn over it). */
   constructor(svg: SVGSVGElement, before: Element, hatchUrl: string) {
@@ -97,7 +98,7 @@ export class ColourField {
     this.place(rows, cols, cell, left, top, true);
     this.maskKey = ''; // the hatch path is not used here; draw() rebuilds it when the map grows
     setAttr(this.maskedPath, 'visibility', 'hidden');
-    const p = (this.print ??= { canvas: this.holder.appendChild(document.createElement('canvas')), ctx: null, font: '', scale: 0 });
+    const p = (this.print ??= { canvas: this.holder.appendChild(document.createElement('canvas')), ctx: null, font: '', scale: 0, drawn: '' });
     p.canvas.className = 'print';
     const w = cols * cell;
     const h = rows * cell;
@@ -111,21 +112,23 @@ export class ColourField {
       p.canvas.style.height = `${p.canvas.height / scale}px`;
       p.scale = scale;
       p.ctx = p.canvas.getContext('2d');
-      p.font = '';
+      p.font = p.drawn = '';
       p.ctx?.setTransform(scale, 0, 0, scale, 0, 0);
       // A fixed direction: the default, 'inherit', makes each fillText resolve the canvas's style.
       if (p.ctx) p.ctx.direction = 'ltr';
     }
     const ctx = p.ctx;
     if (!ctx) return;
+    // Drawn again only when something it shows changed (a slider that moves another figure's
+    // numbers, or a redraw for a new width with the same cells, leaves it as it is).
+    let key = `${rows},${cols},${cell},${font.css},${scale}`;
+    for (const c of cells) key += `|${c.fill},${c.ink},${c.text},${c.masked ? 1 : 0}`;
+    if (key === p.drawn) return;
+    p.drawn = key;
     ctx.clearRect(0, 0, p.canvas.width / scale, p.canvas.height / scale);
-    if (p.font !== font.css) {
-      ctx.font = p.font = font.css;
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'alphabetic';
-    }
     const side = cell - 2;
     const dy = 0.35 * font.px;
+    const texts: GlyphText[] = [];
     for (let k = 0; k < cells.length; k++) {
       const c = cells[k]!;
       if (c.masked) continue;
@@ -135,9 +138,18 @@ export class ColourField {
       ctx.beginPath();
       ctx.roundRect(x, y, side, side, 3);
       ctx.fill();
-      if (c.text) {
-        ctx.fillStyle = c.ink;
-        ctx.fillText(c.text, x + side / 2, y + side / 2 + dy);
+      if (c.text) texts.push({ text: c.text, ink: c.ink, x: x + side / 2, y: y + side / 2 + dy });
+    }
+    // Cells do not overlap, so the numbers may go on after every fill.
+    if (texts.length && !drawTexts(ctx, texts, font.css, scale)) {
+      if (p.font !== font.css) {
+        ctx.font = p.font = font.css;
+        ctx.textAlign = 'center';
+        ctx.textBaseline = 'alphabetic';
+      }
+      for (const t of texts) {
+        ctx.fillStyle = t.ink;
+        ctx.fillText(t.text, t.x, t.y);
       }
     }
   }

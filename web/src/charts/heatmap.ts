@@ -12,7 +12,7 @@
  * their width alone would keep a blurry bitmap) and drawn as SVG while the page is printed
  * (vector numbers in print and PDF): see heatmap-canvas-watch.ts.
  */
-import { setAttr, setText } from './attr';
+import { setAttr, setOwnAttr, setText } from './attr';
 import { select, type Selection } from 'd3';
 import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
@@ -243,13 +243,13 @@ export class Heatmap {
     const geometry = large ? 'large' : String(CELL);
     join.each(function (d) {
       setAttr(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
-      setAttr(this, 'data-value', String(d.value));
+      setOwnAttr(this, 'data-value', String(d.value));
       // A class, not a [data-value] selector, for NaN cells (chapter 5): an attribute selector
       // in any stylesheet restyles every cell whose value changes (~2.8 ms per 256 cells).
       const nan = Number.isNaN(d.value);
       if (this.classList.contains('nan') !== nan) this.classList.toggle('nan', nan);
-      setAttr(this, 'data-masked', String(d.masked));
-      setAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
+      setOwnAttr(this, 'data-masked', String(d.masked));
+      setOwnAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
       const rect = this.firstElementChild as SVGRectElement;
       const text = rect.nextElementSibling as SVGTextElement;
       // A cell keeps its (i, j) (the join is keyed by them): its geometry depends only on the
@@ -266,11 +266,11 @@ export class Heatmap {
           // Square: rx = 3 on a 1 x 1 rect would round it to a circle (outlines, and a
           // fifth of the cell missing the pointer: reviewer).
           setAttr(rect, 'rx', '0');
-          setAttr(rect, 'fill', 'transparent');
+          setOwnAttr(rect, 'fill', 'transparent');
           if (rect.classList.contains('masked')) rect.classList.remove('masked');
           setText(text, '');
-          if (this.hasAttribute('data-fill')) this.removeAttribute('data-fill');
-          if (this.hasAttribute('data-ink')) this.removeAttribute('data-ink');
+          setOwnAttr(this, 'data-fill', null);
+          setOwnAttr(this, 'data-ink', null);
         } else {
           setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
           setAttr(rect, 'rx', '3');
@@ -288,18 +288,18 @@ export class Heatmap {
       if (printedCanvas) {
         // The canvas paints fill and number; the rect stays for outlines and the pointer, the
         // text (not rendered, heatmap.css) keeps the number for readers of the DOM and export.
-        setAttr(rect, 'fill', d.masked ? hatch : 'transparent');
-        setAttr(this, 'data-fill', value.fill);
-        setAttr(this, 'data-ink', value.ink);
+        setOwnAttr(rect, 'fill', d.masked ? hatch : 'transparent');
+        setOwnAttr(this, 'data-fill', value.fill);
+        setOwnAttr(this, 'data-ink', value.ink);
         printed[d.i * cols + d.j] = { fill: value.fill, ink: value.ink, text: shown, masked: d.masked };
         return;
       }
-      setAttr(rect, 'fill', d.masked ? hatch : value.fill);
-      setAttr(text, 'fill', d.masked ? 'currentColor' : value.ink);
+      setOwnAttr(rect, 'fill', d.masked ? hatch : value.fill);
+      setOwnAttr(text, 'fill', d.masked ? 'currentColor' : value.ink);
       // A canvas map drawn as SVG (print): its canvas colours would be stale.
-      if (self.canvasNumbers && this.hasAttribute('data-fill')) {
-        this.removeAttribute('data-fill');
-        this.removeAttribute('data-ink');
+      if (self.canvasNumbers) {
+        setOwnAttr(this, 'data-fill', null);
+        setOwnAttr(this, 'data-ink', null);
       }
     });
 
