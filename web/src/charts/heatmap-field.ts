@@ -22,13 +22,23 @@ export interface PrintedCell {
   masked: boolean;
 }
 
+function sameCells(a: readonly PrintedCell[], b: readonly PrintedCell[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) {
+    const x = a[k]!;
+    const y = b[k]!;
+    if (x.fill !== y.fill || x.ink !== y.ink || x.text !== y.text || x.masked !== y.masked) return false;
+  }
+  return true;
+}
+
 export class ColourField {
   private readonly holder: SVGForeignObjectElement;
   private readonly canvas: HTMLCanvasElement;
   private readonly maskedPath: SVGPathElement;
   private maskKey = '';
   /** The canvas of printed maps (drawPrinted), in device pixels, created on first use. */
-  private print: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D | null; font: string; scale: number; drawn: string } | null = null;
+  private print: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D | null; font: string; scale: number; drawn: string; cells: readonly PrintedCell[] } | null = null;
 
   /** Inserts the field into `svg` before `before` (the cells, which are drawn over it). */
   constructor(svg: SVGSVGElement, before: Element, hatchUrl: string) {
@@ -98,7 +108,7 @@ export class ColourField {
     this.place(rows, cols, cell, left, top, true);
     this.maskKey = ''; // the hatch path is not used here; draw() rebuilds it when the map grows
     setAttr(this.maskedPath, 'visibility', 'hidden');
-    const p = (this.print ??= { canvas: this.holder.appendChild(document.createElement('canvas')), ctx: null, font: '', scale: 0, drawn: '' });
+    const p = (this.print ??= { canvas: this.holder.appendChild(document.createElement('canvas')), ctx: null, font: '', scale: 0, drawn: '', cells: [] });
     p.canvas.className = 'print';
     const w = cols * cell;
     const h = rows * cell;
@@ -121,10 +131,10 @@ export class ColourField {
     if (!ctx) return;
     // Drawn again only when something it shows changed (a slider that moves another figure's
     // numbers, or a redraw for a new width with the same cells, leaves it as it is).
-    let key = `${rows},${cols},${cell},${font.css},${scale}`;
-    for (const c of cells) key += `|${c.fill},${c.ink},${c.text},${c.masked ? 1 : 0}`;
-    if (key === p.drawn) return;
-    p.drawn = key;
+    const geometry = `${rows},${cols},${cell},${font.css},${scale}`;
+    if (geometry === p.drawn && sameCells(cells, p.cells)) return;
+    p.drawn = geometry;
+    p.cells = cells.slice();
     ctx.clearRect(0, 0, p.canvas.width / scale, p.canvas.height / scale);
     const side = cell - 2;
     const dy = 0.35 * font.px;

@@ -28,13 +28,16 @@ interface Glyph {
 type Ctx = OffscreenCanvasRenderingContext2D;
 /** `draw` is resized for each batch of new texts; `measure` keeps its size and its font. */
 let tools: { canvas: OffscreenCanvas; draw: Ctx; measure: Ctx; font: string } | null | undefined;
-const glyphs = new Map<string, Glyph>();
+/** Per font and scale (`css scale`), the texts rendered in it. */
+const fonts = new Map<string, Map<string, Glyph>>();
+let count = 0;
 const bitmaps = new Set<ImageBitmap>();
 
 function clear(): void {
   for (const b of bitmaps) b.close();
   bitmaps.clear();
-  glyphs.clear();
+  fonts.clear();
+  count = 0;
 }
 
 function open(): typeof tools {
@@ -49,11 +52,12 @@ function open(): typeof tools {
   return tools;
 }
 
-const keyOf = (t: GlyphText, css: string, scale: number, fx: number, fy: number) => `${css}\u0000${scale}\u0000${t.ink}\u0000${fx}\u0000${fy}\u0000${t.text}`;
+/** A text's key within its font's table: ink, sub-pixel offset, text. */
+const keyOf = (t: GlyphText, fx: number, fy: number) => `${t.ink} ${fx} ${fy} ${t.text}`;
 
 /** Renders the missing texts side by side into one new bitmap and caches each. */
-function render(tl: NonNullable<typeof tools>, missing: Map<string, [GlyphText, number, number]>, css: string, scale: number): void {
-  if (glyphs.size + missing.size > MAX) clear();
+function render(tl: NonNullable<typeof tools>, glyphs: Map<string, Glyph>, missing: Map<string, [GlyphText, number, number]>, css: string, scale: number): void {
+  count += missing.size;
   if (tl.font !== css) {
     tl.measure.font = tl.font = css;
     tl.measure.textAlign = 'center';
@@ -105,6 +109,10 @@ export interface GlyphText {
 export function drawTexts(ctx: CanvasRenderingContext2D, texts: readonly GlyphText[], css: string, scale: number): boolean {
   const tl = open();
   if (!tl) return false;
+  if (count > MAX) clear();
+  const font = `${css} ${scale}`;
+  let glyphs = fonts.get(font);
+  if (!glyphs) fonts.set(font, (glyphs = new Map()));
   const at: [string, number, number][] = [];
   let missing: Map<string, [GlyphText, number, number]> | null = null;
   for (const t of texts) {
@@ -112,14 +120,14 @@ export function drawTexts(ctx: CanvasRenderingContext2D, texts: readonly GlyphTe
     const dy = t.y * scale;
     const ix = Math.floor(dx);
     const iy = Math.floor(dy);
-    const key = keyOf(t, css, scale, dx - ix, dy - iy);
+    const key = keyOf(t, dx - ix, dy - iy);
     if (!glyphs.has(key)) (missing ??= new Map()).set(key, [t, dx - ix, dy - iy]);
     at.push([key, ix, iy]);
   }
-  if (missing) render(tl, missing, css, scale);
+  if (missing) render(tl, glyphs, missing, css, scale);
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   for (const [key, ix, iy] of at) {
-    const g = glyphs.get(key)!;
+    const g = glyphs.get(key)!;  // rendered above if it was missing
     ctx.drawImage(g.bitmap, g.sx, 0, g.w, g.h, ix - g.ax, iy - g.ay, g.w, g.h);
   }
   ctx.setTransform(scale, 0, 0, scale, 0, 0);
