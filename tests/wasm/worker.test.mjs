@@ -190,11 +190,11 @@ describe('jobs: the tutorial\'s own long computations in the worker (jobs.ts)', 
   };
 
   test('the job table is what the worker knows; an unknown job is a RangeError naming the known ones', async () => {
-    assert.deepEqual([...JOB_NAMES].sort(), ['broadcastAdditive', 'favorCurve', 'saturation', 'variance']);
+    assert.deepEqual([...JOB_NAMES].sort(), ['broadcastAdditive', 'favorCurve', 'saturation', 'variance', 'windowCurve']);
     const r = await job('nope', []);
     assert.equal(r.ok, false);
     assert.equal(r.error.name, 'RangeError');
-    assert.match(r.error.message, /unknown job 'nope' \(known: broadcastAdditive, saturation, favorCurve, variance\)/);
+    assert.match(r.error.message, /unknown job 'nope' \(known: broadcastAdditive, saturation, favorCurve, windowCurve, variance\)/);
     const t = await handle({ id: ++id, kind: 'time', method: 'nope', args: [], reps: 1, slowMs: 100 }, qk, now);
     assert.equal(t.ok, false);
     assert.match(t.error.message, /cannot time 'nope'/);
@@ -275,6 +275,32 @@ describe('jobs: the tutorial\'s own long computations in the worker (jobs.ts)', 
       assert.match(bad.error.message, re);
     }
     assert.equal((await job('favorCurve', [1, 0.5, false])).ok, true, 'usable after bad input');
+  });
+
+  test('windowCurve: chapter 8\'s window + global + random curve, the same as on the page; bad seed, g or r rejects', async () => {
+    const { windowCurve, sparseBase, sparseEval, SPARSE_L } = await import(pathToFileURL(join(out, 'chapters/ch8-beyond/model.js')).href);
+    for (const [seed, g, r] of [[1, 1, 0], [5, 0, 3], [2, 4, 4]]) {
+      const res = await job('windowCurve', [seed, g, r]);
+      assert.equal(res.ok, true, res.error?.message);
+      assert.deepEqual(res.value, windowCurve(qk, seed, g, r));
+      assert.equal(res.value.length, SPARSE_L, 'w = 0 ... L - 1');
+      // Each point is the page's evaluation of that w (Figure 8.3 draws the current one itself).
+      const b = sparseBase(qk, seed);
+      for (const w of [0, 7, SPARSE_L - 1]) {
+        const e = sparseEval(qk, b, 'window', 1, w, g, r);
+        assert.deepEqual(res.value[w], { kept: e.kept, err: e.err });
+      }
+      for (let w = 1; w < SPARSE_L; w++) assert.ok(res.value[w].kept >= res.value[w - 1].kept, 'a wider window keeps more pairs');
+      assert.equal(res.value.at(-1).kept, 1, 'the full window keeps every pair');
+      assert.ok(res.value.at(-1).err < 1e-6, 'and is plain softmax');
+    }
+    for (const [args, re] of [[[-1, 1, 0], /seed must be an integer >= 0/], [[1, -1, 0], /g must be an integer in \[0, 16\]/], [[1, 1.5, 0], /g must/], [[1, 0, 17], /r must be an integer in \[0, 16\]/], [[1, 0, '2'], /r must/]]) {
+      const bad = await job('windowCurve', args);
+      assert.equal(bad.ok, false);
+      assert.equal(bad.error.name, 'RangeError');
+      assert.match(bad.error.message, re);
+    }
+    assert.equal((await job('windowCurve', [1, 1, 0])).ok, true, 'usable after bad input');
   });
 
   test('variance: a named run advances request by request and ends with the page\'s numbers; a new seed restarts it', async () => {

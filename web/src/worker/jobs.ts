@@ -8,13 +8,15 @@
  *   (L_q, L_k, d_h) tensors; the comparison the chapter times against the core).
  * - saturation: chapter 3's softmax saturation curves for one L_k (96 forward calls).
  * - favorCurve: chapter 8's FAVOR+ error against softmax for m = 4 ... 4096 (11 calls).
+ * - windowCurve: chapter 8's window + global + random pattern, error and kept fraction for
+ *   w = 0 ... 15 at one seed, g and r (17 calls; a dragged g or r asks for it).
  * - variance: chapter 3's Monte Carlo run, kept in the worker between requests under the
  *   page's name for it, advanced by up to `budgetMs` per request (the page draws each answer).
  */
 import type { Matrix, QkScope } from '@qkscope/wasm';
 import { type AdditiveParams, broadcastAdditive } from '../chapters/ch7-cost/model';
 import { saturation, VarianceRun, type MomentsState } from '../chapters/ch3-scaling/model';
-import { favorErrorCurve } from '../chapters/ch8-beyond/model';
+import { favorErrorCurve, SPARSE_L, windowCurve } from '../chapters/ch8-beyond/model';
 
 /** Arguments of a variance request. A new seed or sample count restarts the named run. */
 export interface VarianceStep {
@@ -68,6 +70,13 @@ function checkFavorCurve(seed: unknown, sigma: unknown, causal: unknown): [numbe
   return [seed as number, sigma, causal];
 }
 
+function checkWindowCurve(seed: unknown, g: unknown, r: unknown): [number, number, number] {
+  if (!Number.isInteger(seed) || (seed as number) < 0) throw new RangeError(`windowCurve: seed must be an integer >= 0, got ${String(seed)}`);
+  for (const [name, x] of [['g', g], ['r', r]] as const)
+    if (!Number.isInteger(x) || (x as number) < 0 || (x as number) > SPARSE_L) throw new RangeError(`windowCurve: ${name} must be an integer in [0, ${SPARSE_L}], got ${String(x)}`);
+  return [seed as number, g as number, r as number];
+}
+
 /** A (rows, cols, data) matrix whose data holds rows x cols numbers, else a RangeError naming it. */
 function checkMatrix(name: string, m: unknown): Matrix {
   const x = m as Matrix | undefined;
@@ -95,6 +104,7 @@ export const JOBS = {
   broadcastAdditive: ((_qk, args) => broadcast(args)) as Job,
   saturation: ((qk, args) => saturation(qk, ...checkSaturation(args[0], args[1]))) as Job,
   favorCurve: ((qk, args) => favorErrorCurve(qk, ...checkFavorCurve(args[0], args[1], args[2]))) as Job,
+  windowCurve: ((qk, args) => windowCurve(qk, ...checkWindowCurve(args[0], args[1], args[2]))) as Job,
   variance: ((qk, args, now) => variance(qk, args[0] as VarianceStep, now)) as Job,
 } satisfies Record<string, Job>;
 

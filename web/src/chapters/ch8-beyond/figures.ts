@@ -8,7 +8,7 @@
  *   (Run button), and the length where linear attention overtakes the core's softmax.
  * - 8.3: top-k (topk_softmax) and sliding window + global tokens + BigBird random keys
  *   (sparsePattern() as the mask) through forward(): error against full softmax and the
- *   fraction of pairs kept.
+ *   fraction of pairs kept (the window curve of a new g or r from the worker).
  */
 import type { ForwardResult, Matrix } from '@qkscope/wasm';
 import { fill } from '../../i18n';
@@ -24,6 +24,7 @@ import { FigureFrame } from '../shared/figure';
 import { checkbox, integer, radios, slider, controlGroup } from '../shared/controls';
 import type { Timing } from '../../model/timing';
 import { crossoverL, favorErrorCurve, featureOptions, LIN_D, linearError, linearInputs, powersOfTwo, randn, relError, softmaxOf } from './model';
+import { type SparseBase, type SparseEval, SPARSE_L, sparseBase, sparseEval, windowCurve } from './model';
 import { qkWorker } from '../../worker/client';
 import type { Ch8Spec } from './model';
 import type { Ch8Text } from './en';
@@ -241,71 +242,89 @@ export function timeFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
 /** Figure 8.3: top-k and window + global sparsity through forward(). */
 export function sparseFigure(ctx: Ctx, store: Store<Ch8Spec>): HTMLElement {
   const t = ctx.t.fig3;
-  const L = 16;
-  const D = 8;
+  const L = SPARSE_L;
   const fullHm = new Heatmap('c8-full');
   const sparseHm = new Heatmap('c8-sparse');
   fullHm.onCellFocus = (cell) => sparseHm.highlight(cell);
   sparseHm.onCellFocus = (cell) => fullHm.highlight(cell);
   const chart = new LineChart('c8-sparse-error');
   const summary = testId(h('p', { className: 'figure-summary' }), 'c8-sparse-summary');
-  type Sparse = { full: ForwardResult; sparse: ForwardResult; kept: number; scored: number; err: number; dw: number };
-  let cur: Sparse | null = null;
+  let cur: SparseEval | null = null;
 
   // The inputs and the full softmax depend on the seed only: one forward per seed, not one
-  // per sparse evaluation (a dragged g or r recomputes 16 of them for the curve).
-  let base: { seed: number; Q: Matrix; K: Matrix; V: Matrix; full: ForwardResult } | null = null;
-  const inputs = (seed: number) => {
-    if (base?.seed !== seed) {
-      const Q = randn(seed, 10, L, D);
-      const K = randn(seed, 11, L, D);
-      const V = randn(seed, 12, L, D);
-      base = { seed, Q, K, V, full: ctx.qk.forward({ query: Q, key: K, value: V }) };
-    }
-    return base;
-  };
+  // per sparse evaluation.
+  let base: SparseBase | null = null;
+  // Window evaluations of one seed, g and r by w: a dragged w computes each once.
+  let windows = { key: '', byW: new Map<number, SparseEval>() };
   const compute = (seed: number, pattern: 'topk' | 'window', k: number, w: number, g: number, r: number) => {
-    const { Q, K, V, full } = inputs(seed);
-    const sparse = pattern === 'topk'
-      ? ctx.qk.forward({ query: Q, key: K, value: V, normalizer: 'topk_softmax', topK: k })
-      : ctx.qk.forward({ query: Q, key: K, value: V, mask: ctx.qk.sparsePattern({ queries: L, window: w, global: g, random: r, seed }) });
-    let keptPairs = 0;
-    let dw = 0;
-    for (let n = 0; n < L * L; n++) {
-      if (pattern === 'topk' ? sparse.weights.data[n]! > 0 : sparse.maskedScores.data[n] !== -Infinity) keptPairs++;
-      dw = Math.max(dw, Math.abs(sparse.weights.data[n]! - full.weights.data[n]!));
-    }
-    const kept = keptPairs / (L * L);
-    return { full, sparse, kept, scored: pattern === 'topk' ? 1 : kept, err: relError(sparse.output.data, full.output.data), dw };
+    if (base?.seed !== seed) base = sparseBase(ctx.qk, seed);
+    if (pattern === 'topk') return sparseEval(ctx.qk, base, pattern, k, w, g, r);
+    const key = `${seed},${g},${r}`;
+    if (windows.key !== key) windows = { key, byW: new Map() };
+    let e = windows.byW.get(w);
+    if (!e) windows.byW.set(w, (e = sparseEval(ctx.qk, base, pattern, k, w, g, r)));
+    return e;
   };
 
-  let curves: { topkKey: string; topk: Sparse[]; winKey: string; win: Sparse[] } = { topkKey: '', topk: [], winKey: '', win: [] };
+  // The top-k curve depends on the seed only (computed here, 16 calls per seed). The window
+  // curve depends on seed, g and r: a new g or r asks the worker (17 calls, stale requests
+  // dropped) and the chart keeps the curve it shows, named by its own g and r, until the new
+  // one arrives; the first curve is computed here, so the figure is whole when first drawn.
+  type Point = { kept: number; err: number };
+  let topk: { key: string; points: SparseEval[] } = { key: '', points: [] };
+  let win: { key: string; g: number; r: number; points: Point[] } = { key: '', g: 0, r: 0, points: [] };
+  let asked = 0;
+  let pending = '';
+  const fetchWindow = async (key: string, seed: number, g: number, r: number) => {
+    const my = ++asked;
+    pending = key;
+    const worker = qkWorker();
+    let next: Point[] | null = null;
+    if (worker) {
+      try {
+        next = await worker.job<Point[]>('windowCurve', [seed, g, r], 'c8-window-curve');
+      } catch (e) {
+        if ((e as Error).name === 'AbortError') return;  // a newer g or r is on its way
+      }
+    }
+    if (my !== asked) return;
+    pending = '';
+    win = { key, g, r, points: next ?? windowCurve(ctx.qk, seed, g, r) };
+    if (cur) drawChart();
+  };
+
+  const drawChart = () => {
+    const c = cur!;
+    chart.update({
+      label: t.chartLabel, x: { label: t.axisFrac, domain: [0, 1] }, y: { label: t.axisErr, domain: [0, null] }, height: 280,
+      series: [
+        { id: 'topk', label: t.seriesTopk, color: 1, points: topk.points.map((p) => ({ x: p.kept, y: p.err })) },
+        { id: 'window', label: fill(t.seriesWindow, { g: win.g, r: win.r }), color: 2, dashed: true, points: win.points.map((p) => ({ x: p.kept, y: p.err })) },
+      ],
+      marker: { x: c.kept, label: t.current },
+    });
+    summary.dataset.windowCurveFor = win.key;  // which settings the window curve is for (it arrives from the worker)
+  };
+
   let fullDrawn: ForwardResult | null = null;
   const draw = () => {
     const s = store.get();
-    // The curves depend on the seed (and g, r) only: dragging k or w reuses them.
     const topkKey = String(s.seed);
     const winKey = `${s.seed},${s.g},${s.r}`;
-    if (curves.topkKey !== topkKey) curves = { ...curves, topkKey, topk: Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0, 0)) };
-    if (curves.winKey !== winKey) curves = { ...curves, winKey, win: Array.from({ length: L }, (_, n) => compute(s.seed, 'window', 1, n, s.g, s.r)) };
-    const { topk, win } = curves;
-    // The current pattern is one of the curves' points (the same call on the same inputs, so
-    // the same result): no forward of its own.
-    cur = (s.pattern === 'topk' ? topk[s.k - 1] : win[s.w]) ?? compute(s.seed, s.pattern, s.k, s.w, s.g, s.r);
+    if (topk.key !== topkKey) topk = { key: topkKey, points: Array.from({ length: L }, (_, n) => compute(s.seed, 'topk', n + 1, 0, 0, 0)) };
+    if (!win.points.length) win = { key: winKey, g: s.g, r: s.r, points: windowCurve(ctx.qk, s.seed, s.g, s.r) };
+    else if (win.key !== winKey && pending !== winKey) void fetchWindow(winKey, s.seed, s.g, s.r);
+    // A top-k pattern is one of its curve's points (the same call on the same inputs, so the
+    // same result): no forward of its own; a window pattern is one call.
+    cur = (s.pattern === 'topk' ? topk.points[s.k - 1] : undefined) ?? compute(s.seed, s.pattern, s.k, s.w, s.g, s.r);
     const c = cur;
     // Only a new seed changes the full map (its 256 cells are not even compared otherwise).
     if (fullDrawn !== c.full) fullHm.update(weightsSpec(ctx, c.full.weights, t.fullTitle));
     fullDrawn = c.full;
     const masked = (i: number, j: number) => (s.pattern === 'topk' ? c.sparse.weights.data[i * L + j] === 0 : c.sparse.maskedScores.data[i * L + j] === -Infinity);
     sparseHm.update(weightsSpec(ctx, c.sparse.weights, `${t.sparseTitle}: ${s.pattern === 'topk' ? `${t.topk}, k = ${s.k}` : `${t.window}, w = ${s.w}, g = ${s.g}, r = ${s.r}`}`, masked));
-    chart.update({
-      label: t.chartLabel, x: { label: t.axisFrac, domain: [0, 1] }, y: { label: t.axisErr, domain: [0, null] }, height: 280,
-      series: [
-        { id: 'topk', label: t.seriesTopk, color: 1, points: topk.map((r) => ({ x: r.kept, y: r.err })) },
-        { id: 'window', label: fill(t.seriesWindow, { g: s.g, r: s.r }), color: 2, dashed: true, points: win.map((r) => ({ x: r.kept, y: r.err })) },
-      ],
-      marker: { x: c.kept, label: t.current },
-    });
+    // While a window curve is on its way the chart waits for it (one update, not two).
+    if (!pending) drawChart();
     const pct = (x: number) => `${fixed(100 * x, 0)}%`;
     summary.textContent = fill(t.summary, { kept: pct(c.kept), scored: pct(c.scored), err: fixed(c.err, 3), dw: fixed(c.dw, 3) });
     summary.dataset.kept = String(c.kept);

@@ -65,6 +65,67 @@ export function favorErrorCurve(qk: QkScope, seed: number, sigma: number, causal
   return CURVE_M.map((m) => ({ m, err: linearError(qk, x, soft, causal, 'favor', m, seed) }));
 }
 
+/** Figure 8.3's sequence length and width. */
+export const SPARSE_L = 16;
+export const SPARSE_D = 8;
+
+/** Figure 8.3's seeded inputs and their full softmax (one forward per seed). */
+export interface SparseBase {
+  seed: number;
+  Q: Matrix;
+  K: Matrix;
+  V: Matrix;
+  full: ForwardResult;
+}
+
+/** One sparse evaluation: the fraction of pairs kept and scored, the output's error and the largest weight change against full softmax. */
+export interface SparseEval {
+  full: ForwardResult;
+  sparse: ForwardResult;
+  kept: number;
+  scored: number;
+  err: number;
+  dw: number;
+}
+
+export function sparseBase(qk: QkScope, seed: number): SparseBase {
+  const L = SPARSE_L;
+  const Q = randn(seed, 10, L, SPARSE_D);
+  const K = randn(seed, 11, L, SPARSE_D);
+  const V = randn(seed, 12, L, SPARSE_D);
+  return { seed, Q, K, V, full: qk.forward({ query: Q, key: K, value: V }) };
+}
+
+/** Top-k (topk_softmax, k) or sliding window w + g global tokens + r BigBird random keys (sparsePattern as the mask) through forward(). */
+export function sparseEval(qk: QkScope, b: SparseBase, pattern: 'topk' | 'window', k: number, w: number, g: number, r: number): SparseEval {
+  const L = SPARSE_L;
+  const { Q, K, V, full } = b;
+  const sparse = pattern === 'topk'
+    ? qk.forward({ query: Q, key: K, value: V, normalizer: 'topk_softmax', topK: k })
+    : qk.forward({ query: Q, key: K, value: V, mask: qk.sparsePattern({ queries: L, window: w, global: g, random: r, seed: b.seed }) });
+  let keptPairs = 0;
+  let dw = 0;
+  for (let n = 0; n < L * L; n++) {
+    if (pattern === 'topk' ? sparse.weights.data[n]! > 0 : sparse.maskedScores.data[n] !== -Infinity) keptPairs++;
+    dw = Math.max(dw, Math.abs(sparse.weights.data[n]! - full.weights.data[n]!));
+  }
+  const kept = keptPairs / (L * L);
+  return { full, sparse, kept, scored: pattern === 'topk' ? 1 : kept, err: relError(sparse.output.data, full.output.data), dw };
+}
+
+/**
+ * Figure 8.3's window curve, w = 0 ... L - 1 at (seed, g, r): kept fraction and error. 17
+ * forward calls; a dragged g or r asks the worker for it (jobs.ts), so the page's frame does
+ * one call, for the current w, instead of 16.
+ */
+export function windowCurve(qk: QkScope, seed: number, g: number, r: number): { kept: number; err: number }[] {
+  const b = sparseBase(qk, seed);
+  return Array.from({ length: SPARSE_L }, (_, w) => {
+    const e = sparseEval(qk, b, 'window', 1, w, g, r);
+    return { kept: e.kept, err: e.err };
+  });
+}
+
 /**
  * The crossover length: the smallest measured L from which `fast` is quicker than `slow` at
  * every measured L up to the largest; null when `fast` is not quicker at the largest L.
