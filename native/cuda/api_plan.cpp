@@ -67,7 +67,7 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
     F::validate(shape, params);
     pl.scale = cfg.scale.value_or(F::default_scale(shape));
   });
-  require(std::isfinite(pl.scale), "scale must be finite, got " + qkscope::detail::num(pl.scale));
+  qkscope::detail::check_scale_in<float>(pl.scale);  // the kernels apply it in fp32
   require(online_normalizer(cfg.normalizer), "normalizer '" + cfg.normalizer +
                                            "' is not supported by the CUDA backend (softmax only; the core's "
                                            "attention_forward has every normalizer)");

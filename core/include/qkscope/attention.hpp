@@ -128,6 +128,18 @@ void check_temperature_in(double tau, bool soft, const std::string& normalizer) 
   });
 }
 
+/// The scale as T: finite, and finite once cast to T (1e39 is +inf in float, and 0 * inf
+/// is NaN). Every path calls this, in this order after the mask and bias checks, so that a
+/// refusal reads the same on each (fuzzer finding: the tiled forward answered 1e39).
+template <class T>
+void check_scale_in(double scale) {
+  require(std::isfinite(scale), [&] { return "scale must be finite, got " + num(scale); });
+  require(std::isfinite(double(T(scale))), [&] {
+    return "scale " + num(scale) + " overflows to inf in this precision (largest finite value " +
+           num(double(std::numeric_limits<T>::max())) + ")";
+  });
+}
+
 /// The normalizer's per-call noise, one (L_q, L_k) draw, when it samples; else empty.
 template <class N, class T>
 Mat<T> noise_of(const typename N::Options& o, Eigen::Index L_q, Eigen::Index L_k) {
@@ -171,16 +183,9 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
     r.raw_scores = F::template forward<T>(Q, K, params);
     r.scale = cfg.scale.value_or(F::default_scale(shape));
   });
-  detail::require(std::isfinite(r.scale), [&] { return "scale must be finite, got " + detail::num(r.scale); });
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
-  // A finite double past T's range would be inf once applied (every score inf or NaN).
-  // Checked after the mask and bias, as the tiled paths see it (they validate those, then
-  // hand an unsafe scale to the core; fuzzer finding).
-  detail::require(std::isfinite(double(T(r.scale))), [&] {
-    return "scale " + detail::num(r.scale) + " overflows to inf in this precision (largest finite value " +
-           detail::num(double(std::numeric_limits<T>::max())) + ")";
-  });
+  detail::check_scale_in<T>(r.scale);
 
   // The pipeline's functors (pipeline/), element by element; the temperature is applied
   // inside the normalizer, so the modifiers here stop at z.

@@ -353,3 +353,28 @@ TEST_CASE("a raw score past float's range is an overflow even under a softcap (f
   CHECK_THAT(double(st.output(1, 0)), Catch::Matchers::WithinAbs(1.0, 1e-6));
   CHECK_THAT(double(st.output(0, 0)), Catch::Matchers::WithinAbs(double(s.output(0, 0)), 1e-6));
 }
+
+TEST_CASE("softmax backward: p . dp is divided by the row's sum of p, so tied keys give dS = 0 (fuzzer finding)",
+          "[faults][reliability][tiled][norm]") {
+  // Additive, dO = 1.66e35 on a row whose keys 0, 1 and 4 tie in P: dS of key 2 is exactly 0
+  // (P_2 + P_3 + 3 P_4 = 1 there), and so are dL/dW_k (key 2 is 6e29). The core's float
+  // p . dp, taken as if the float P summed to 1, left dS_2 = 1e28 and dL/dW_k overflowed
+  // ("gradient overflowed") where the tiled path, which divides by the sum, gave 0.
+  const Matrix Q = qktest::mat<float>({{9.99999997e-07}, {1.66153499e+29}, {9.99999997e-07}, {9.99999997e-07},
+                                       {-1.99999999e-06}, {0}}),
+               K = qktest::mat<float>({{0}, {0}, {6.04577871e+29}, {3.99987812e-06}, {0}}),
+               V = qktest::mat<float>({{0}, {0}, {1}, {1}, {3}}),
+               dO = qktest::mat<float>({{1.66153499e+35}, {1}, {-2}, {-3}, {0}, {0}});
+  ScoreParams<float> p;
+  p.W_q = qktest::mat<float>({{0}, {-0.898918152f}});
+  p.W_k = qktest::mat<float>({{-0.0397532359f}, {0}});
+  p.v.resize(2);
+  p.v << -0.106416568f, -0.220009282f;
+  AttentionConfig<float> c;
+  c.score = "additive";
+  const auto g = attention_backward<float>(Q, K, V, p, c, attention_forward<float>(Q, K, V, p, c), dO);
+  CHECK(g.dparams.W_k.isZero(0));
+  const auto t = cpu::attention_forward<float>(Q, K, V, p, c, one_thread_small_tiles());
+  const auto tg = cpu::attention_backward<float>(Q, K, V, p, c, t, dO, one_thread_small_tiles());
+  CHECK(tg.dparams.W_k.isZero(0));
+}

@@ -109,6 +109,13 @@ TEST_CASE("a scale above the float maximum is an error naming the scale on every
   c.scale = 1e39;  // finite as a double, +inf once applied in float
   CHECK_THROWS_WITH(attention_forward<float>(Q, K, V, {}, c), Contains("scale 1e+39 overflows to inf"));
   CHECK_THROWS_WITH(cpu::attention_forward<float>(Q, K, V, {}, c, one_thread()), Contains("scale 1e+39"));
+  // Every raw score 0 (zero queries): the fold of scale / tau looked safe to the tiled path,
+  // which answered while the core refused (fuzzer finding dot-scale-past-float-tiled-accepts).
+  const Matrix Q0 = m1({{0}, {0}});
+  c.temperature = 4.7e21;
+  const std::string msg = "scale 1e+39 overflows to inf in this precision (largest finite value 3.40282347e+38)";
+  CHECK_THROWS_WITH(attention_forward<float>(Q0, K, V, {}, c), msg);
+  CHECK_THROWS_WITH(cpu::attention_forward<float>(Q0, K, V, {}, c, one_thread()), msg);
   // In double it is an ordinary (huge) scale: the larger score takes all the weight.
   auto cd = config<double>("dot", 1.0);
   cd.scale = 1e39;

@@ -55,9 +55,9 @@ std::pair<double, MaskFn> prepare(const std::vector<HeadInputs<T>>& heads, const
     qkscope::detail::check_params_finite(params);
     scale = cfg.scale.value_or(F::default_scale(shape));
   });
-  qkscope::detail::require(std::isfinite(scale), "scale must be finite, got " + std::to_string(scale));
   const MaskFn mask = resolve_mask(cfg.mask, shape.L_q, shape.L_k);
   qkscope::detail::validate_bias(cfg.bias, shape.L_q, shape.L_k);
+  qkscope::detail::check_scale_in<T>(scale);
   qkscope::detail::check_temperature_in<T>(cfg.temperature, true, cfg.normalizer);
   return {scale, mask};
 }
