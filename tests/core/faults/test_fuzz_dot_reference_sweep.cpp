@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../fuzz/perturbed.hpp"
+#include "faults/harness_bar.hpp"
 #include "qkscope/cpu/attention.hpp"
 #include "qkscope/detail/rng.hpp"
 #include "reference/reference.hpp"
@@ -66,29 +66,10 @@ void two_tied_groups(detail::Rng& rng, Eigen::Index L_q, Eigen::Index L_k, Eigen
   }
 }
 
-/// The tiled output, dQ, dK and dV against the double core under the harness's bar.
+/// The tiled output and gradients against the double core under the harness's bar.
 void check_under_harness_bar(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
                              const AttentionConfig<float>& c, const cpu::TiledOptions& o) {
-  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
-  REQUIRE_FALSE(t.fallback);
-  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
-  const auto cd = qktest::config_as<double>(c);
-  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>(), dOd = dO.cast<double>();
-  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
-  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dOd);
-  const auto f32 = attention_forward<float>(Q, K, V, {}, c);
-  const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
-  auto runs = qkfuzz::perturbed_references(Qd, Kd, Vd, dOd, {}, cd, Q, K, V, dO, {}, c);
-  for (const bool queries : {true, false}) runs.push_back(qkfuzz::reversed(Q, K, V, dO, {}, c, queries));
-  std::vector<MatrixD> out{f32.output.cast<double>()}, dq{g32.dQ.cast<double>()}, dk{g32.dK.cast<double>()},
-      dv{g32.dV.cast<double>()};
-  for (const auto& r : runs)
-    if (r.ok) out.push_back(r.fwd.output), dq.push_back(r.grads.dQ), dk.push_back(r.grads.dK), dv.push_back(r.grads.dV);
-  const MatrixD ref_out = reference::attention<double>(Qd, Kd, Vd, {}, cd).output;
-  CHECK_MATCHES_REFERENCE("tiled output", t.output, qkfuzz::farthest_of(ref_out, out), ref_out);
-  CHECK_MATCHES_REFERENCE("tiled dQ", tg.dQ, qkfuzz::farthest_of(g64.dQ, dq), g64.dQ);
-  CHECK_MATCHES_REFERENCE("tiled dK", tg.dK, qkfuzz::farthest_of(g64.dK, dk), g64.dK);
-  CHECK_MATCHES_REFERENCE("tiled dV", tg.dV, qkfuzz::farthest_of(g64.dV, dv), g64.dV);
+  qktest::matches_under_harness_bar(Q, K, V, dO, {}, c, o);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // How each scoring function reaches the tiled kernel (flash.hpp): by visiting the score
 // registry, whose prepare hook gives the function's form (score/forms.hpp), and the form
 // picks the tile scorer:
-//   DotForm        S = q k^T on blocks (GEMM; the q tile pre-scaled by scale / tau)
+//   DotForm        S = q k^T on blocks (GEMM; the q tile pre-scaled by scale / tau); a form
+//                  that can cancel large terms (negative squared Euclidean) checks each tile
+//                  and recomputes it from differences where needed (DotScorer::Refine)
 //   SeparableForm  S_ij = a_i + c_j: O(L d + L_q L_k)
 //   AdditiveForm   fused tanh scorer (additive.hpp)
 // Normalizers other than softmax fall back to the core (fallback = true), and so do logits
@@ -17,7 +19,6 @@
 
 #include "qkscope/cpu/additive_inputs.hpp"
 #include "qkscope/detail/logit_range.hpp"
-#include "qkscope/cpu/exact_lse.hpp"
 #include "qkscope/cpu/flash_backward.hpp"
 
 namespace qkscope::cpu {
@@ -94,6 +95,13 @@ std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<
   return sc;
 }
 
+/// DotScorer::Refine's function for scoring function F: its refine_tile hook.
+template <class F, class T>
+void refine_scores(const typename DotScorer<T>::Refine& r, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
+                   Eigen::Index bk, TileRef<T> S) {
+  F::template refine_tile<T>(*r.Q, *r.K, *static_cast<const score::DotForm<T>*>(r.form), i0, bq, j0, bk, S);
+}
+
 /// Calls fn(scorers, finish) with one scorer per head for cfg.score, found by visiting the
 /// registry: the score's prepare hook gives each head's form. finish(n, g, out) maps head
 /// n's kernel gradients back to its Q, K and the score parameters (prepared_backward).
@@ -109,8 +117,12 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     std::vector<Form> forms;
     forms.reserve(h.size());
     for (const auto& x : h) forms.push_back(F::template prepare<T>(*x.Q, *x.K, p));
-    for (std::size_t n = 0; n < h.size(); ++n)
-      if (!fold_ok(qkscope::detail::form_bound(forms[n], *h[n].Q, *h[n].K))) return;
+    for (std::size_t n = 0; n < h.size(); ++n) {
+      auto bound = qkscope::detail::form_bound(forms[n], *h[n].Q, *h[n].K);
+      // A form with a refine hook corrects its own cancellation, tile by tile (below).
+      if constexpr (requires { &F::template refine_tile<T>; }) bound.cancellation = 0;
+      if (!fold_ok(bound)) return;
+    }
     ran = true;
     auto finish = [&](std::size_t n, FlashGrads<T>& g, AttentionGrads<T>& out) {
       score::FormGrads<T> fg{std::move(g.dQs), std::move(g.dKs), std::move(g.extra)};
@@ -124,19 +136,19 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
       std::vector<AdditiveInputs<T>> in;
       fn(scorers_of(forms, h, in, logit_gain), finish);
     } else {
-      fn(scorers_of(forms, h, std::isinf(logit_gain)), finish);  // +inf: attention_backward
+      auto sc = scorers_of(forms, h, std::isinf(logit_gain));  // +inf: attention_backward
+      if constexpr (requires { &F::template refine_tile<T>; })
+        for (std::size_t n = 0; n < h.size(); ++n) sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>};
+      fn(std::move(sc), finish);
     }
   });
   return ran;
 }
 
 /// The with_scorers predicate: may this call fold scale / tau into the logits?
-/// `rounding` (optional) receives the largest cancellation rounding of the heads' forms.
 template <class T>
-auto fold_check(double scale, const AttentionConfig<T>& cfg, const MaskFn& mask, double* rounding = nullptr) {
-  return [scale, &cfg, L_q = mask.L_q, L_k = mask.L_k, rounding](const qkscope::detail::FormBound& b) {
-    if (rounding)
-      *rounding = std::max(*rounding, qkscope::detail::cancellation_rounding<T>(b, scale, cfg.temperature));
+auto fold_check(double scale, const AttentionConfig<T>& cfg, const MaskFn& mask) {
+  return [scale, &cfg, L_q = mask.L_q, L_k = mask.L_k](const qkscope::detail::FormBound& b) {
     return qkscope::detail::logits_fold_safe<T>(b, scale, cfg.temperature, cfg.bias, 0.0, L_q, L_k);
   };
 }
@@ -195,9 +207,8 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
   const detail::TileOps<T> ops(mask, scale, cfg.temperature, cfg.bias);
   std::vector<const Mat<T>*> V;
   for (const auto& h : heads) V.push_back(h.V);
-  double rounding = 0;
   const bool ran = detail::with_scorers(heads, params, cfg.score, std::abs(scale) / cfg.temperature,
-                                       detail::fold_check(scale, cfg, mask, &rounding),
+                                       detail::fold_check(scale, cfg, mask),
                                        [&](const auto& sc, auto&&) { detail::flash_forward(sc, ops, V, mask.L_q, opt, r); });
   if (!ran) return core_forward();
   for (auto& x : r) {
@@ -205,7 +216,6 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
     // Safety net behind fold_safe: never return NaN where the core has an answer or an error.
     if (!detail::finite(x.output) || x.logsumexp.array().isNaN().any()) return core_forward();
   }
-  detail::exact_logsumexp_rows(heads, params, cfg.score, ops, rounding, r);
   return r;
 }
 

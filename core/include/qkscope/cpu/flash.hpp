@@ -56,6 +56,8 @@ template <class T, class Scorer>
 bool prescale_queries(const Scorer& sc, const TileOps<T>& ops, Eigen::Index i0, Eigen::Index bq, Mat<T>& Qt) {
   if constexpr (QueryScalable<Scorer, T>) {
     if (!ops.plain()) return false;
+    if constexpr (requires { sc.refine.fn; })
+      if (sc.refine.fn) return false;  // the tile check reads raw scores (scorers.hpp)
     sc.scale_queries(i0, bq, ops.z_factor(), Qt);
     const auto tiny = Qt.array().abs() < std::numeric_limits<T>::min();
     if (!tiny.any()) return true;

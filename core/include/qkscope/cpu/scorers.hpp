@@ -127,6 +127,18 @@ struct DotScorer {
   const Mat<T>* Qs;
   const Mat<T>* Ks;
   std::vector<Eigen::Index> group;  // tied_groups(*Ks); empty: no tied keys
+  /// Forms whose products can cancel large terms (negative squared Euclidean's 2 qc.kc -
+  /// |qc|^2 - |kc|^2): the scoring function's refine_tile hook, fn(*this, i0, bq, j0, bk, S),
+  /// checks a tile of the form's scores and recomputes it from differences where the
+  /// rounding left would pass the core's (the hook's docstring). The gradients still go
+  /// through the form's rows (the core's backward takes the same expanded sums). Null fn: the
+  /// form's products are the scores.
+  struct Refine {
+    const Mat<T>* Q = nullptr;
+    const Mat<T>* K = nullptr;
+    const void* form = nullptr;
+    void (*fn)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, TileRef<T>) = nullptr;
+  } refine{};
   /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).
   static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks, bool backward) {
     return {Qs, Ks, backward ? tied_groups(*Ks) : std::vector<Eigen::Index>{}};
@@ -143,6 +155,7 @@ struct DotScorer {
   }
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
     product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
+    if (refine.fn) refine.fn(refine, i0, bq, j0, bk, S);
   }
   /// Without tied keys, per key block while its dS is in cache: dQt += dS K_block (with them,
   /// grad_q_rows forms both sums).

@@ -9,7 +9,8 @@
 // q' . k' = 2 q.k - |q|^2 - |k|^2 = -|q - k|^2, so the dot-product kernels run it with
 // width d + 2. Every row is first shifted by the mean key mu (f(q - mu, k - mu) = f(q, k)),
 // which keeps |q|^2 and |k|^2 near the spread of the keys instead of their distance from
-// the origin: the cancellation of the expanded form stays small when q is close to k.
+// the origin. What cancellation is left (a query close to a key, both far from the mean key)
+// the CPU kernels detect per tile and correct there (refine_tile).
 #pragma once
 
 #include <cmath>
@@ -42,12 +43,15 @@ struct NegSqEuclidean {
   static ScoreParams<T> init(const ScoreShape&, Eigen::Index, std::uint64_t) {
     return {};
   }
-  /// S_ij = -|q_i - k_j|^2, one row of differences at a time (no cancellation).  (L_q, L_k)
+  /// S_ij = -|q_i - k_j|^2 from differences (no cancellation).  (L_q, L_k)
+  /// Component by component along a row of keys (K transposed), so the work vectorises over
+  /// keys: the tiled backward also calls this per tile for dL/dtau (cpu/flash_backward.hpp).
   template <class T>
   static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
-    Mat<T> S(Q.rows(), K.rows());
+    const Mat<T> Kt = K.transpose();  // (d, L_k)
+    Mat<T> S = Mat<T>::Zero(Q.rows(), K.rows());
     for (Eigen::Index i = 0; i < Q.rows(); ++i)
-      S.row(i) = -(K.rowwise() - Q.row(i)).rowwise().squaredNorm().transpose();
+      for (Eigen::Index c = 0; c < Kt.rows(); ++c) S.row(i).array() -= (Kt.row(c).array() - Q(i, c)).square();
     return S;
   }
   /// df/dq = -2 (q - k), df/dk = 2 (q - k), with rows shifted by the mean key mu (q - k is
@@ -82,6 +86,27 @@ struct NegSqEuclidean {
     if (Q.rows() && K.rows())
       f.cancellation = double(-f.q.col(d).minCoeff()) + double(-f.k.col(d + 1).minCoeff());
     return f;
+  }
+  /// The fast paths' check of a tile of the form's raw scores S (queries i0 .. i0 + bq, keys
+  /// j0 .. j0 + bk): each carries about eps (|qc|^2 + |kc|^2 + 2 |qc.kc|) <= 2 eps (|qc|^2 +
+  /// |kc|^2) of rounding, the core's scores eps |S|. Where some pair's bound passes 8 eps |S| (a
+  /// query much closer to a key than both are to the mean key: keys 0 and 0.01 beside one at
+  /// -5.79 left dL/dtau 1.4e-3 relative off, fuzzer finding), the tile is recomputed from
+  /// differences, as forward() does. Random keys stay on the GEMM: there |S| ~ |qc|^2 + |kc|^2.
+  template <class T>
+  static void refine_tile(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0, Eigen::Index bq,
+                          Eigen::Index j0, Eigen::Index bk, Eigen::Ref<Mat<T>> S) {
+    const Eigen::Index d = Q.cols();
+    bool direct = false;
+    for (Eigen::Index r = 0; r < bq && !direct; ++r) {
+      const T a = -f.q(i0 + r, d);
+      for (Eigen::Index c = 0; c < bk; ++c)
+        if (a - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c))) {
+          direct = true;
+          break;
+        }
+    }
+    if (direct) S = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
   }
   /// Through the augmented rows (mu is a constant here: f does not change when q and k move
   /// together, so the paths through mu cancel exactly): with qc = q - mu, kc = k - mu,

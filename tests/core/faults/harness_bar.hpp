@@ -1,0 +1,89 @@
+// tests/core/faults/harness_bar.hpp — the fuzz harness's check of the tiled CPU path, for
+// Catch2 sweeps: forward and backward against the double core (the output against the
+// reference), the bar being the farthest from it of the core in float and of the perturbed
+// and reversed evaluations (tests/fuzz/perturbed.hpp; docs/RELIABILITY.md, "The bar"). Where
+// one float run of the core is far luckier than float's error model (keys tied in the logits,
+// tau ~ 1e-3), a fast path is held to what rounding the inputs once does, as in the fuzzer.
+// tiled_check.hpp's tiled_matches is the stricter check (the float core alone as the bar).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "../../fuzz/perturbed.hpp"
+#include "qkscope/cpu/attention.hpp"
+#include "qkscope/qkscope.hpp"
+#include "reference/reference.hpp"
+#include "support/compare.hpp"
+#include "support/convert.hpp"
+
+namespace qktest {
+
+/// What matches_under_harness_bar leaves out, for a sweep aimed at part of a path.
+struct HarnessChecks {
+  bool dtau = true;  // dL/dtemperature
+  bool dqk = true;   // dQ and dK
+  bool weights = true;  // the score's weight matrices: dW, dW_q, dW_k
+};
+
+/// Checks output, dV, the score's vector parameters' gradients (dv, db, dw) the call has
+/// and, unless `checks` leaves them out, dQ, dK, the weight matrices' and dL/dtemperature. Requires the tiled path to run (no fallback
+/// to the core).
+inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V,
+                                      const qkscope::Matrix& dO, const qkscope::ScoreParams<float>& p,
+                                      const qkscope::AttentionConfig<float>& c, const qkscope::cpu::TiledOptions& o,
+                                      HarnessChecks checks = {}) {
+  using namespace qkscope;
+  using S1 = Eigen::Matrix<double, 1, 1>;
+  const auto t = cpu::attention_forward<float>(Q, K, V, p, c, o);
+  REQUIRE_FALSE(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, p, c, t, dO, o);
+  const auto cd = config_as<double>(c);
+  const ScoreParams<double> pd = p.cast<double>();
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>(), dOd = dO.cast<double>();
+  const auto f64 = attention_forward<double>(Qd, Kd, Vd, pd, cd);
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, pd, cd, f64, dOd);
+  const auto f32 = attention_forward<float>(Q, K, V, p, c);
+  const auto g32 = attention_backward<float>(Q, K, V, p, c, f32, dO);
+  auto runs = qkfuzz::perturbed_references(Qd, Kd, Vd, dOd, pd, cd, Q, K, V, dO, p, c);
+  for (const bool queries : {true, false}) runs.push_back(qkfuzz::reversed(Q, K, V, dO, p, c, queries));
+  // One entry per checked quantity: the tiled value, the float core's, the double core's, and
+  // how to read it from a run's gradients.
+  auto wide = [](const auto& m) { return MatrixD(m.template cast<double>()); };
+  std::vector<MatrixD> out{wide(f32.output)};
+  for (const auto& r : runs)
+    if (r.ok) out.push_back(r.fwd.output);
+  const MatrixD ref_out = reference::attention<double>(Qd, Kd, Vd, pd, cd).output;
+  CHECK_MATCHES_REFERENCE("tiled output", t.output, qkfuzz::farthest_of(ref_out, out), ref_out);
+  auto check = [&](const char* name, const auto& tiled, const auto& core32, const auto& core64, auto get) {
+    if (core64.size() == 0) return;
+    std::vector<MatrixD> bars{wide(core32)};
+    for (const auto& r : runs)
+      if (r.ok) bars.push_back(wide(get(r.grads)));
+    CHECK_MATCHES_REFERENCE(name, tiled, qkfuzz::farthest_of(wide(core64), bars), wide(core64));
+  };
+  if (checks.dqk) {
+    check("tiled dQ", tg.dQ, g32.dQ, g64.dQ, [](const auto& g) -> const auto& { return g.dQ; });
+    check("tiled dK", tg.dK, g32.dK, g64.dK, [](const auto& g) -> const auto& { return g.dK; });
+  }
+  check("tiled dV", tg.dV, g32.dV, g64.dV, [](const auto& g) -> const auto& { return g.dV; });
+  if (checks.weights) {
+    check("tiled dW", tg.dparams.W, g32.dparams.W, g64.dparams.W, [](const auto& g) -> const auto& { return g.dparams.W; });
+    check("tiled dW_q", tg.dparams.W_q, g32.dparams.W_q, g64.dparams.W_q,
+          [](const auto& g) -> const auto& { return g.dparams.W_q; });
+    check("tiled dW_k", tg.dparams.W_k, g32.dparams.W_k, g64.dparams.W_k,
+          [](const auto& g) -> const auto& { return g.dparams.W_k; });
+  }
+  check("tiled dv", MatrixD(tg.dparams.v.cast<double>()), g32.dparams.v, g64.dparams.v,
+        [](const auto& g) -> const auto& { return g.dparams.v; });
+  check("tiled db", MatrixD(tg.dparams.b.cast<double>()), g32.dparams.b, g64.dparams.b,
+        [](const auto& g) -> const auto& { return g.dparams.b; });
+  check("tiled dw", MatrixD(tg.dparams.w.cast<double>()), g32.dparams.w, g64.dparams.w,
+        [](const auto& g) -> const auto& { return g.dparams.w; });
+  if (checks.dtau)
+    check("tiled dtemperature", S1(tg.dtemperature), S1(g32.dtemperature), S1(g64.dtemperature),
+          [](const auto& g) { return S1(g.dtemperature); });
+}
+
+}  // namespace qktest
