@@ -9,8 +9,9 @@
 // q' . k' = 2 q.k - |q|^2 - |k|^2 = -|q - k|^2, so the dot-product kernels run it with
 // width d + 2. Every row is first shifted by the mean key mu (f(q - mu, k - mu) = f(q, k)),
 // which keeps |q|^2 and |k|^2 near the spread of the keys instead of their distance from
-// the origin. What cancellation is left (a query close to a key, both far from the mean key)
-// the CPU kernels detect per tile and correct there (refine_tile).
+// the origin. The fast paths send calls whose cancellation bound passes 1e-5 of a logit to
+// the core (detail/logit_range.hpp); under it, tiles where a query sits much closer to a key
+// than both sit to the mean key are recomputed from differences (refine_tile, CPU kernels).
 #pragma once
 
 #include <cmath>
@@ -45,7 +46,7 @@ struct NegSqEuclidean {
   }
   /// S_ij = -|q_i - k_j|^2 from differences (no cancellation).  (L_q, L_k)
   /// Component by component along a row of keys (K transposed), so the work vectorises over
-  /// keys: the tiled backward also calls this per tile for dL/dtau (cpu/flash_backward.hpp).
+  /// keys: the fast paths call this per tile where refine_tile flags one.
   template <class T>
   static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
     const Mat<T> Kt = K.transpose();  // (d, L_k)
