@@ -67,6 +67,9 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
     F::validate(shape, params);
     pl.scale = cfg.scale.value_or(F::default_scale(shape));
   });
+  // The core's order: mask, bias, then the scale (detail::check_scale_in), then the rest.
+  pl.mask = resolve_mask(cfg.mask, L_q, L_k);
+  qkscope::detail::validate_bias(cfg.bias, L_q, L_k);
   qkscope::detail::check_scale_in<float>(pl.scale);  // the kernels apply it in fp32
   require(online_normalizer(cfg.normalizer), "normalizer '" + cfg.normalizer +
                                            "' is not supported by the CUDA backend (softmax only; the core's "
@@ -74,8 +77,6 @@ Plan make_plan(const Matrix& Q, const Matrix& K, const Matrix& V, const ScorePar
   qkscope::detail::check_temperature_in<float>(cfg.temperature, true, cfg.normalizer);
   require(float(cfg.temperature) > 0.f && std::isfinite(float(1.0 / cfg.temperature)),
           "temperature " + qkscope::detail::num(cfg.temperature) + " underflows in fp32");
-  pl.mask = resolve_mask(cfg.mask, L_q, L_k);
-  qkscope::detail::validate_bias(cfg.bias, L_q, L_k);
   if (!opt.alibi_slopes.empty()) {
     require(int(opt.alibi_slopes.size()) == opt.heads,
             "Options::alibi_slopes must have one slope per head (" + std::to_string(opt.heads) + "), got " +
