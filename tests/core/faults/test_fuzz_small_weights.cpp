@@ -61,3 +61,25 @@ TEST_CASE("tiled backward: P of keys far below the logsumexp as accurate as exp 
   // dot: logits 39.9, 17.3, 10.2; dQ hinges on P_1 = e^-22.6 (V_1 = 0); 1.4e-6 off.
   check_small_weights({"dot", 0.0984454779f, 1.0f, 3.92568922f, 1.70443821f, 1.0f});
 }
+
+TEST_CASE("tiled dL/dtau where a subnormal weight beside a value of 2.6e38 is all of it (fuzzer, CI's seed-1 run)",
+          "[faults][reliability][tiled]") {
+  // dot, tau = 1e-4, q = 0.1 over keys 0.1 and 0.2: P_0 = e^-100 = 3.72e-44, a subnormal
+  // float (27 times the least one, 1.7 % off), and V_1 = 2.6e38 makes P_0 (dP_0 - D) the
+  // whole of dL/dtau = -9.58092. The tiled path gave -9.74431; P below FLT_MIN is now taken
+  // in double for dL/dtau (flash_backward.hpp). The core in float, whose row reruns on
+  // dP 2^-e, gives -9.53674.
+  AttentionConfig<float> c;
+  c.score = "dot";
+  c.temperature = 1e-4;
+  const Matrix Q = qktest::mat<float>({{0.100000001f}}), K = qktest::mat<float>({{0.100000001f}, {0.200000003f}}),
+               V = qktest::mat<float>({{-3.68200207f}, {2.57547031e+38f}}), dO = qktest::mat<float>({{1}});
+  for (const Eigen::Index bk : {1, 2}) {
+    cpu::TiledOptions o;
+    o.threads = 1;
+    o.block_k = bk;
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+    CHECK(g.dtemperature == Approx(-9.58092).epsilon(1e-5));
+  }
+}

@@ -272,12 +272,19 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
           if (w.rowP(r, c) > 0) x0 = std::max(x0, double(w.rowX(r, c)));
+      // A P below T's smallest normal number keeps only a few bits (3.7e-44 is 27 times the
+      // least float: 1.7 % off); beside a value of 2.6e38 its term can be all of dL/dtau
+      // (fuzzer finding). Such P are taken again in double from the same logit and shift.
+      const double shift = double(lse[n](i0 + r)) * double(ops.tau), scale_p = inv_sum[n](i0 + r);
       double row = 0;
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
-          if (w.rowP(r, c) > 0)
-            row += double(w.rowP(r, c)) * D[n].dp_minus_d(double(w.rowdX(r, c)), i0 + r) *
-                   ((double(w.rowX(r, c)) - x0) / double(ops.tau));
+          if (w.rowP(r, c) > 0) {
+            const double p = w.rowP(r, c) >= std::numeric_limits<T>::min()
+                                 ? double(w.rowP(r, c))
+                                 : std::exp((double(w.rowX(r, c)) - shift) / double(ops.tau)) * scale_p;
+            row += p * D[n].dp_minus_d(double(w.rowdX(r, c)), i0 + r) * ((double(w.rowX(r, c)) - x0) / double(ops.tau));
+          }
       acc += row / sum;
     }
     dtau_part[item] = -acc / double(ops.tau);
