@@ -80,25 +80,12 @@ inline void stable_softmax(const T* z, Eigen::Index n, T tau, const char* keep, 
 /// Returns dL/dtau = -sum_j dz_j (z_j - c) / tau for the shift c, in double: a float row past
 /// FLT_MAX may be cancelled by another row (the caller sums rows in double). (The result is
 /// independent of c because sum_j dz_j = 0; the shift keeps it finite).
-/// p . (dp - base) is divided by the row's sum of p, so that p . 1 = 1 holds as the shift
-/// assumes: float weights summing to 1 - 6e-8 left dp - p . dp = 1e28 where it is 0 (keys
-/// tied in p, dp = 1.7e35), and a gradient overflowed that is 0 (fuzzer finding; the tiled
-/// backward, flash_backward.hpp, divides by the sum too). Summed in T, as naive math would:
-/// the suite's tolerance rule takes this core as the bar of float paths (summing in double
-/// made it 20 times more accurate than the CUDA kernels' D = rowsum(dO * O) on some rows).
 template <class T>
 inline double softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index n, T tau, T* dz) {
-  using Acc = std::conditional_t<(sizeof(T) < sizeof(double)), double, T>;
-  T c = -std::numeric_limits<T>::infinity(), base = 0;
+  T dot = 0, c = -std::numeric_limits<T>::infinity(), base = 0;
   for (Eigen::Index j = 0; j < n; ++j)
     if (p[j] > 0) { base = dp[j]; break; }
-  T dot = 0, mass = 0;
-  for (Eigen::Index j = 0; j < n; ++j)
-    if (p[j] > 0) {
-      dot += p[j] * (dp[j] - base);
-      mass += p[j];
-    }
-  if (mass > 0) dot /= mass;
+  for (Eigen::Index j = 0; j < n; ++j) dot += p[j] * (dp[j] - base);
   for (Eigen::Index j = 0; j < n; ++j)
     if (p[j] > 0 && z[j] > c) c = z[j];
   // dtau = -(1/tau) sum_j g_j (z_j - c) / tau with g_j = tau dz_j, summed before the last
@@ -106,6 +93,7 @@ inline double softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index
   // gives one overflow at the end (+-inf, which attention_backward reports) instead of
   // +inf and -inf terms adding to NaN (fuzzer finding: tau = 1e-40, z within 1e-39 of c).
   // Float rows sum in double, so that many large terms cannot overflow the sum either.
+  using Acc = std::conditional_t<(sizeof(T) < sizeof(double)), double, T>;
   Acc acc = 0;
   for (Eigen::Index j = 0; j < n; ++j) {
     const T g = p[j] > 0 ? p[j] * ((dp[j] - base) - dot) : T(0);
