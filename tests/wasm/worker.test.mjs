@@ -1,40 +1,20 @@
-// The tutorial's worker (web/src/worker/): the request handler run against the real module,
-// and the client over an in-process port (a MessageChannel standing in for the Worker):
+// The tutorial's worker (web/src/worker/): the request handler run against the real module:
 // results and timings come back, bad input rejects with forward()'s RangeError and the worker
-// stays usable, and requests on a channel are coalesced (stale ones reject with AbortError,
-// never run). The TypeScript sources are compiled with the project's tsc into a temp folder.
+// stays usable (coalescing and the client over a port: worker-coalesce.test.mjs). The
+// TypeScript sources are compiled with the project's tsc (worker-build.mjs).
 // The training channel (train-runs.ts) is driven with the real training module: runs live
 // between requests, steps keep to their budget, bad options reject with the core's RangeError.
 // The real Worker in Chromium is exercised by tests/e2e/ch7.test.mjs (chapter 7's timings)
 // and tests/e2e/ch11.test.mjs (chapter 11's training).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 
 import { X, load } from './helpers.mjs';
 import { base, rangeErrors } from './bad-inputs.mjs';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const out = mkdtempSync(join(tmpdir(), 'qkscope-worker-'));
-after(() => rmSync(out, { recursive: true, force: true }));
-// The worker's sources and the chapter models its jobs import (jobs.ts), compiled into out/
-// keeping web/src's layout; bundler-style relative imports ('./coalesce') get their '.js'.
-const srcs = ['worker/handler.ts', 'worker/coalesce.ts', 'worker/train-runs.ts', 'worker/char-models.ts', 'worker/jobs.ts', 'worker/client.ts'];
-execFileSync(join(root, 'node_modules/.bin/tsc'), [
-  '--outDir', out, '--rootDir', join(root, 'web/src'), '--module', 'esnext', '--target', 'es2022',
-  '--ignoreConfig', '--moduleResolution', 'bundler', '--noCheck', '--skipLibCheck', '--verbatimModuleSyntax',
-  ...srcs.map((f) => join(root, 'web/src', f)),
-], { stdio: 'pipe' });
-const jsFiles = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []));
-for (const f of jsFiles(out)) writeFileSync(f, readFileSync(f, 'utf8').replace(/from '(\.\.?\/[^']+?)(?<!\.js)'/g, "from '$1.js'"));
-const { handle, transferables } = await import(pathToFileURL(join(out, 'worker/handler.js')).href);
-const { JOB_NAMES } = await import(pathToFileURL(join(out, 'worker/jobs.js')).href);
-const { Coalescer, StaleRequestError } = await import(pathToFileURL(join(out, 'worker/coalesce.js')).href);
+import { JOB_NAMES, handle, out, transferables } from './worker-build.mjs';
 
 const qk = await load();
 await qk.train({ wasmBinary: readFileSync(new URL('../../wasm/dist/qkscope_train.wasm', import.meta.url)) });
@@ -336,75 +316,5 @@ describe('jobs: the tutorial\'s own long computations in the worker (jobs.ts)', 
       assert.equal(bad.error.name, 'RangeError');
       assert.match(bad.error.message, re);
     }
-  });
-});
-
-describe('coalescing', () => {
-  /** A request that resolves when told to; records that it started. */
-  function deferred(log, name) {
-    let resolve;
-    const p = new Promise((r) => (resolve = r));
-    return { start: () => (log.push(name), p), resolve };
-  }
-
-  test('while one request runs, newer ones replace the waiting one; stale ones never start', async () => {
-    const c = new Coalescer();
-    const log = [];
-    const a = deferred(log, 'a'), b = deferred(log, 'b'), d = deferred(log, 'd');
-    const pa = c.submit('s', a.start);
-    const pb = c.submit('s', b.start);
-    const pd = c.submit('s', d.start);
-    assert.deepEqual(log, ['a'], 'only the first runs');
-    assert.equal(c.pending('s'), 1);
-    await assert.rejects(pb, (e) => e instanceof StaleRequestError && e.name === 'AbortError');
-    a.resolve(1);
-    assert.equal(await pa, 1);
-    await new Promise((r) => setTimeout(r, 0));
-    assert.deepEqual(log, ['a', 'd'], 'b was dropped, d ran next');
-    d.resolve(3);
-    assert.equal(await pd, 3);
-    assert.equal(c.pending('s'), 0);
-  });
-
-  test('channels are independent; no channel means no coalescing; a failure frees the channel', async () => {
-    const c = new Coalescer();
-    const log = [];
-    const a = deferred(log, 'a'), b = deferred(log, 'b');
-    c.submit('x', a.start);
-    c.submit('y', b.start);
-    const free = [c.submit(undefined, async () => 1), c.submit(undefined, async () => 2)];
-    assert.deepEqual(await Promise.all(free), [1, 2]);
-    assert.deepEqual(log, ['a', 'b']);
-    const failing = c.submit('z', () => { throw new RangeError('bad'); });
-    await assert.rejects(failing, RangeError);
-    assert.equal(await c.submit('z', async () => 'next'), 'next');
-  });
-
-  test('the client over a MessageChannel: results, RangeErrors and coalescing end to end', async () => {
-    const { QkWorker } = await import(pathToFileURL(join(out, 'worker/client.js')).href);
-    const { port1, port2 } = new MessageChannel();
-    let served = 0;
-    port2.onmessage = async (e) => {
-      served++;
-      const res = await handle(e.data, qk, now);
-      port2.postMessage(res, transferables(res.ok ? res.value : null));
-    };
-    const w = new QkWorker({
-      postMessage: (m) => port1.postMessage(m),
-      addEventListener: (type, l) => (type === 'message' ? (port1.onmessage = l) : undefined),
-    });
-    const r = await w.call('forward', [base()]);
-    assert.deepEqual(r.output, qk.forward(base()).output);
-    await assert.rejects(w.call('attention', [{ ...base(), temprature: 1 }]),
-      (e) => e instanceof RangeError && /unknown option 'temprature'/.test(e.message));
-    const t = await w.time('attention', [base()], 3, 1e9);
-    assert.equal(t.times.length, 3);
-    served = 0;
-    const calls = [1, 2, 3, 4, 5].map((k) => w.call('forward', [{ ...base(), temperature: k }], 'slider'));
-    const settled = await Promise.allSettled(calls);
-    assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled']);
-    assert.equal(served, 2, 'the three stale requests never reached the worker');
-    assert.deepEqual(settled[4].value.output, qk.forward({ ...base(), temperature: 5 }).output);
-    port1.close();
   });
 });
