@@ -74,12 +74,19 @@ TEST_CASE("tiled dL/dtau where a subnormal weight beside a value of 2.6e38 is al
   c.temperature = 1e-4;
   const Matrix Q = qktest::mat<float>({{0.100000001f}}), K = qktest::mat<float>({{0.100000001f}, {0.200000003f}}),
                V = qktest::mat<float>({{-3.68200207f}, {2.57547031e+38f}}), dO = qktest::mat<float>({{1}});
+  // The double core on the same float inputs (-9.58092).
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const double right = attention_backward<double>(Qd, Kd, Vd, {}, cd, attention_forward<double>(Qd, Kd, Vd, {}, cd),
+                                                  dO.cast<double>())
+                           .dtemperature;
+  CHECK(right == Approx(-9.58092).epsilon(1e-5));
   for (const Eigen::Index bk : {1, 2}) {
     cpu::TiledOptions o;
     o.threads = 1;
     o.block_k = bk;
     const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
     const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
-    CHECK(g.dtemperature == Approx(-9.58092).epsilon(1e-5));
+    CHECK(g.dtemperature == Approx(right).epsilon(1e-5));
   }
 }
