@@ -16,8 +16,8 @@ import { setAttr, setOwnAttr, setText } from './attr';
 import { select, type Selection } from 'd3';
 import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
-import { setSvgLabel } from './label';
-import { type Palette, colour, colourRgb, extentOf, legendScale, moveFocus, showsText } from './heatmap-scale';
+import { type Palette, colour, colourRgb, extentOf, moveFocus, showsText } from './heatmap-scale';
+import { HeatmapLegend } from './heatmap-legend';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
 import { hatchPattern } from './heatmap-hatch';
@@ -77,6 +77,7 @@ export class Heatmap {
   private readonly id = `hm${++uid}`;
   private readonly svg: Selection<SVGSVGElement, unknown, null, undefined>;
   private readonly legend: Selection<SVGSVGElement, unknown, null, undefined>;
+  private readonly legendDraw: HeatmapLegend;
   private readonly tooltip: HTMLDivElement;
   private focus: [number, number] = [0, 0];
   private spec: HeatmapSpec | null = null;
@@ -85,9 +86,8 @@ export class Heatmap {
   private drawnWidth = 0;
   /** Width of the element as last observed (ResizeObserver), so an update never forces a layout. */
   private width = -1;
-  /** What the axes and the legend were last drawn for (they are redrawn only when it changes). */
+  /** What the axes were last drawn for (they are redrawn only when it changes). */
   private axesKey = '';
-  private legendKey = '';
   /** Colours of maps too large to print numbers (created on the first such map). */
   private field: ColourField | null = null;
   /** Called when the pointer or keyboard focus enters a cell (null on leave), to sync other charts. */
@@ -114,6 +114,7 @@ export class Heatmap {
     plot.append(this.tooltip);
     this.legend = select(this.el).append('svg').attr('class', 'legend').attr('aria-hidden', 'true');
     hatchPattern(this.legend.append('defs'), `${this.id}-lhatch`);
+    this.legendDraw = new HeatmapLegend(this.legend, this.id);
     this.svg.on('keydown', (ev: KeyboardEvent) => this.onKey(ev));
     this.svg.on('pointerleave', () => {
       this.hideTooltip();
@@ -310,7 +311,7 @@ export class Heatmap {
     } else if (large) {
       this.field!.draw(rows, cols, CELL, LEFT, TOP, (k) => colourRgb(spec.palette, data[k]!, extent), cells.map((c) => c.masked));
     }
-    this.drawLegend(spec, extent);
+    this.legendDraw.draw(spec, extent);
   }
 
   private valueText(d: Cell): string {
@@ -324,36 +325,6 @@ export class Heatmap {
     if (key === this.axesKey) return;
     this.axesKey = key;
     drawAxes(this.svg.select<SVGGElement>('g.axes').node()!, { rows, cols, cell: CELL, left: LEFT, top: TOP, rowAxis: spec.rowAxis, colAxis: spec.colAxis });
-  }
-
-  private drawLegend(spec: HeatmapSpec, extent: number): void {
-    const barW = 140;
-    const swatch = spec.maskedLegend ? 92 : 0;
-    const width = barW + 24 + swatch;
-    const { stops, ticks } = legendScale(spec.palette, extent, 10);
-    const key = [spec.palette, spec.legendTitle, spec.maskedLegend ?? '', ...stops, ...ticks].join('\u0000');
-    if (key === this.legendKey) return;
-    this.legendKey = key;
-    const lg = this.legend.attr('viewBox', `0 0 ${width} 44`).attr('width', width).attr('height', 44);
-    lg.selectAll('g.lg, linearGradient').remove();
-    const gradId = `${this.id}-grad`;
-    const grad = lg.select('defs').append('linearGradient').attr('id', gradId);
-    stops.forEach((c, s) => grad.append('stop').attr('offset', `${s * 10}%`).attr('stop-color', c));
-    const g = lg.append('g').attr('class', 'lg').attr('transform', 'translate(8,0)');
-    g.append('text').attr('class', 'legend-title').attr('x', 0).attr('y', 11).each(function () {
-      setSvgLabel(this, spec.legendTitle);
-    });
-    g.append('rect').attr('x', 0).attr('y', 16).attr('width', barW).attr('height', 10).attr('rx', 2).attr('fill', `url(#${gradId})`);
-    ticks.forEach((t, k) => {
-      const x = (k * barW) / 2;
-      g.append('line').attr('x1', x).attr('x2', x).attr('y1', 26).attr('y2', 30).attr('stroke', 'currentColor');
-      g.append('text').attr('class', 'tick').attr('x', x).attr('y', 41).attr('text-anchor', k === 0 ? 'start' : k === 2 ? 'end' : 'middle').text(t);
-    });
-    if (spec.maskedLegend) {
-      const m = g.append('g').attr('transform', `translate(${barW + 18},16)`);
-      m.append('rect').attr('width', 14).attr('height', 14).attr('rx', 2).attr('fill', `url(#${this.id}-lhatch)`).attr('class', 'masked');
-      m.append('text').attr('class', 'tick').attr('x', 20).attr('y', 11).text(spec.maskedLegend);
-    }
   }
 
   private showTooltip(d: Cell): void {
