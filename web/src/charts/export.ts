@@ -32,16 +32,19 @@ const STYLE_PROPS = [
   'text-anchor', 'dominant-baseline', 'visibility', 'display',
 ] as const;
 
+/** Its size; a heatmap whose <svg> is larger than the map (heatmap-box.ts) names the map's in data-width / data-height. */
 function sizeOf(svg: SVGSVGElement): { w: number; h: number } {
   const vb = svg.viewBox?.baseVal;
-  const w = Number(svg.getAttribute('width')) || vb?.width || svg.getBoundingClientRect().width;
-  const h = Number(svg.getAttribute('height')) || vb?.height || svg.getBoundingClientRect().height;
+  const w = Number(svg.dataset.width) || Number(svg.getAttribute('width')) || vb?.width || svg.getBoundingClientRect().width;
+  const h = Number(svg.dataset.height) || Number(svg.getAttribute('height')) || vb?.height || svg.getBoundingClientRect().height;
   return { w: Math.ceil(w), h: Math.ceil(h) };
 }
 
 /** A deep copy of `svg` with every element's computed presentation inlined as attributes. */
 function inlined(svg: SVGSVGElement): SVGSVGElement {
   const copy = svg.cloneNode(true) as SVGSVGElement;
+  // Only the map's own area (a steady heatmap's <svg> may be larger: heatmap-box.ts).
+  if (svg.dataset.width && svg.dataset.height) copy.setAttribute('viewBox', `0 0 ${svg.dataset.width} ${svg.dataset.height}`);
   const src = [svg, ...svg.querySelectorAll('*')];
   const dst = [copy, ...copy.querySelectorAll('*')];
   src.forEach((el, k) => {

@@ -11,6 +11,7 @@
  * Such maps are redrawn when the device pixel ratio changes (a monitor or a zoom that leaves
  * their width alone would keep a blurry bitmap) and drawn as SVG while the page is printed
  * (vector numbers in print and PDF): see heatmap-canvas-watch.ts.
+ * A map built with `steadyBox` keeps its <svg>'s size while its shape changes (heatmap-box.ts).
  */
 import { setAttr, setOwnAttr, setText } from './attr';
 import { select, type Selection } from 'd3';
@@ -18,6 +19,7 @@ import type { RowMajor } from '../model/matrix';
 import { fixed } from '../model/format';
 import { type Palette, colour, colourRgb, extentOf, moveFocus, showsText } from './heatmap-scale';
 import { HeatmapLegend } from './heatmap-legend';
+import { HeatmapBox } from './heatmap-box';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
 import { hatchPattern } from './heatmap-hatch';
@@ -76,6 +78,9 @@ export class Heatmap {
   readonly el: HTMLElement;
   private readonly id = `hm${++uid}`;
   private readonly svg: Selection<SVGSVGElement, unknown, null, undefined>;
+  /** The div around the <svg>, as large as the map (heatmap-box.ts). */
+  private readonly frame: HTMLDivElement;
+  private readonly box: HeatmapBox;
   private readonly legend: Selection<SVGSVGElement, unknown, null, undefined>;
   private readonly legendDraw: HeatmapLegend;
   private readonly tooltip: HTMLDivElement;
@@ -95,15 +100,19 @@ export class Heatmap {
   /** Printed maps draw colours and numbers on the canvas too (see the file's comment). */
   private readonly canvasNumbers: boolean;
 
-  constructor(testId: string, opts: { canvasNumbers?: boolean } = {}) {
+  constructor(testId: string, opts: { canvasNumbers?: boolean; steadyBox?: boolean } = {}) {
     this.canvasNumbers = opts.canvasNumbers ?? false;
     this.el = document.createElement('div');
     this.el.className = 'heatmap';
     this.el.dataset.testid = testId;
     const plot = document.createElement('div');
     plot.className = 'heatmap-plot';
+    this.frame = document.createElement('div');
+    this.frame.className = 'heatmap-frame';
+    plot.append(this.frame);
     this.el.append(plot);
-    this.svg = select(plot).append('svg').attr('class', 'heatmap-svg').attr('role', 'group');
+    this.svg = select(this.frame).append('svg').attr('class', 'heatmap-svg').attr('role', 'group');
+    this.box = new HeatmapBox(this.frame, this.svg.node()!, opts.steadyBox ?? false);
     const defs = this.svg.append('defs');
     hatchPattern(defs, `${this.id}-hatch`);
     this.svg.append('g').attr('class', 'axes');
@@ -186,10 +195,7 @@ export class Heatmap {
     // Written only when changed: any attribute write on the <svg> (even the same value)
     // makes the browser re-lay-out and repaint the whole map.
     const root = this.svg.node()!;
-    setAttr(root, 'viewBox', `0 0 ${width} ${height}`);
-    setAttr(root, 'width', String(width));
-    setAttr(root, 'height', String(height));
-    if (root.style.maxWidth !== `${width}px`) root.style.maxWidth = `${width}px`;
+    this.box.size(width, height, avail);
     setAttr(root, 'aria-label', spec.label);
     if (root.classList.contains('small-text') !== (font === 'small')) root.classList.toggle('small-text', font === 'small');
     if (root.classList.contains('tiny-text') !== (font === 'tiny')) root.classList.toggle('tiny-text', font === 'tiny');
@@ -339,7 +345,7 @@ export class Heatmap {
     const tip = this.tooltip.getBoundingClientRect();
     const left = Math.max(0, Math.min(host.width - tip.width, box.left - host.left + box.width / 2 - tip.width / 2));
     // Below the grid, under the cell's column: it never hides a row the reader is comparing.
-    const grid = this.svg.node()!.getBoundingClientRect();
+    const grid = this.frame.getBoundingClientRect();
     this.tooltip.style.left = `${left}px`;
     this.tooltip.style.top = `${grid.bottom - host.top + 2}px`;
   }

@@ -26,8 +26,9 @@ export function diagnosticsFigure(ctx: Ctx, store: Store<Ch9Spec>): HTMLElement 
   const c = ctx.cat.common;
   const names = ctx.qk.scoreFunctions.map((f) => f.name);
   // Numbers on canvases: H and L change every number of the four maps at once, which as SVG
-  // text was a relayout of every cell (native/bench/NOTES.md, "Sliders, sixth pass").
-  const opts = { canvasNumbers: true };
+  // text was a relayout of every cell (native/bench/NOTES.md, "Sliders, sixth pass"); steady
+  // boxes: heads and L change the maps' shapes, which resized their <svg>s ("tenth pass").
+  const opts = { canvasNumbers: true, steadyBox: true };
   const entropyHm = new Heatmap('c9-entropy', opts);
   const maxHm = new Heatmap('c9-maxweight', opts);
   const supportHm = new Heatmap('c9-support', opts);
