@@ -20,6 +20,7 @@ import { fixed } from '../model/format';
 import { type Palette, colour, colourRgb, extentOf, moveFocus, showsText } from './heatmap-scale';
 import { HeatmapLegend } from './heatmap-legend';
 import { HeatmapBox } from './heatmap-box';
+import { LabelPass } from './heatmap-labels';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
 import { hatchPattern } from './heatmap-hatch';
@@ -81,6 +82,7 @@ export class Heatmap {
   /** The div around the <svg>, as large as the map (heatmap-box.ts). */
   private readonly frame: HTMLDivElement;
   private readonly box: HeatmapBox;
+  private readonly labels = new LabelPass(() => this.writeLabels());
   private readonly legend: Selection<SVGSVGElement, unknown, null, undefined>;
   private readonly legendDraw: HeatmapLegend;
   private readonly tooltip: HTMLDivElement;
@@ -234,6 +236,7 @@ export class Heatmap {
           this.showTooltip(d);
           this.onCellFocus?.([d.i, d.j]);
         }).on('focus', (_ev, d) => {
+          this.labels.flush();
           this.focus = [d.i, d.j];
           this.showTooltip(d);
           this.onCellFocus?.([d.i, d.j]);
@@ -248,6 +251,8 @@ export class Heatmap {
     const cellSize = String(CELL - 2);
     const mid = String((CELL - 2) / 2);
     const geometry = large ? 'large' : String(CELL);
+    const active = document.activeElement;
+    let labelsDue = false;
     join.each(function (d) {
       setAttr(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
       setOwnAttr(this, 'data-value', String(d.value));
@@ -256,7 +261,9 @@ export class Heatmap {
       const nan = Number.isNaN(d.value);
       if (this.classList.contains('nan') !== nan) this.classList.toggle('nan', nan);
       setOwnAttr(this, 'data-masked', String(d.masked));
-      setOwnAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
+      // Labels after the frame (heatmap-labels.ts), the focused cell's now.
+      if (this === active) setOwnAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
+      else labelsDue = true;
       const rect = this.firstElementChild as SVGRectElement;
       const text = rect.nextElementSibling as SVGTextElement;
       // A cell keeps its (i, j) (the join is keyed by them): its geometry depends only on the
@@ -310,6 +317,7 @@ export class Heatmap {
       }
     });
 
+    if (labelsDue) this.labels.schedule();
     if (printedCanvas) {
       pageFont ||= getComputedStyle(document.documentElement).fontFamily;
       const px = font === 'none' ? FONT_PX.tiny : FONT_PX[font];
@@ -318,6 +326,16 @@ export class Heatmap {
       this.field!.draw(rows, cols, CELL, LEFT, TOP, (k) => colourRgb(spec.palette, data[k]!, extent), cells.map((c) => c.masked));
     }
     this.legendDraw.draw(spec, extent);
+  }
+
+  /** Every cell's aria-label from its data and the current spec (the label pass). */
+  private writeLabels(): void {
+    const spec = this.spec;
+    if (!spec) return;
+    const self = this;
+    this.svg.select('g.cells').selectAll<SVGGElement, Cell>('g.cell').each(function (d) {
+      setOwnAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
+    });
   }
 
   private valueText(d: Cell): string {
