@@ -21,6 +21,7 @@ import { type Palette, colour, colourRgb, extentOf, moveFocus, showsText } from 
 import { HeatmapLegend } from './heatmap-legend';
 import { HeatmapBox } from './heatmap-box';
 import { LabelPass } from './heatmap-labels';
+import { joinCells } from './heatmap-cells';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
 import { hatchPattern } from './heatmap-hatch';
@@ -55,6 +56,7 @@ interface Cell {
   masked: boolean;
 }
 
+const SVG_NS = 'http://www.w3.org/2000/svg';
 /** Designed cell size; cells shrink to fit the container down to MIN_CELL (then the SVG scales). */
 const CELL = 66;
 const MIN_CELL = 18;
@@ -215,8 +217,7 @@ export class Heatmap {
 
     const hatch = `url(#${this.id}-hatch)`;
     const self = this;
-    const group = this.svg.select<SVGGElement>('g.cells');
-    const groupNode = group.node()!;
+    const groupNode = this.svg.select<SVGGElement>('g.cells').node()!;
     if (large || printedCanvas) this.field ??= new ColourField(root, groupNode, hatch);
     if (large) {
       setAttr(groupNode, 'transform', `translate(${LEFT},${TOP}) scale(${CELL})`);
@@ -225,27 +226,7 @@ export class Heatmap {
     }
     this.field?.show(large || printedCanvas);
     const printed: PrintedCell[] = new Array(printedCanvas ? rows * cols : 0);
-    const join = group
-      .selectAll<SVGGElement, Cell>('g.cell')
-      .data(cells, (d) => `${d.i},${d.j}`)
-      .join((enter) => {
-        const g = enter.append('g').attr('class', 'cell').attr('role', 'img');
-        g.append('rect');
-        g.append('text').attr('dy', '0.35em').attr('text-anchor', 'middle');
-        g.on('pointerenter', (_ev, d) => {
-          this.showTooltip(d);
-          this.onCellFocus?.([d.i, d.j]);
-        }).on('focus', (_ev, d) => {
-          this.labels.flush();
-          this.focus = [d.i, d.j];
-          this.showTooltip(d);
-          this.onCellFocus?.([d.i, d.j]);
-        }).on('blur', () => {
-          this.hideTooltip();
-          this.onCellFocus?.(null);
-        });
-        return g;
-      });
+    const nodes = joinCells(groupNode, cells, rows, cols, () => this.makeCell());
 
     // Only what changed is written: a dragged slider changes values, rarely the layout.
     const cellSize = String(CELL - 2);
@@ -253,8 +234,8 @@ export class Heatmap {
     const geometry = large ? 'large' : String(CELL);
     const active = document.activeElement;
     let labelsDue = false;
-    join.each(function (d) {
-      setAttr(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
+    const drawCell = function (this: SVGGElement, d: Cell) {
+      setOwnAttr(this, 'tabindex', d.i === self.focus[0] && d.j === self.focus[1] ? '0' : '-1');
       setOwnAttr(this, 'data-value', String(d.value));
       // A class, not a [data-value] selector, for NaN cells (chapter 5): an attribute selector
       // in any stylesheet restyles every cell whose value changes (~2.8 ms per 256 cells).
@@ -315,7 +296,8 @@ export class Heatmap {
         setOwnAttr(this, 'data-fill', null);
         setOwnAttr(this, 'data-ink', null);
       }
-    });
+    };
+    for (let k = 0; k < nodes.length; k++) drawCell.call(nodes[k]!, cells[k]!);
 
     if (labelsDue) this.labels.schedule();
     if (printedCanvas) {
@@ -326,6 +308,35 @@ export class Heatmap {
       this.field!.draw(rows, cols, CELL, LEFT, TOP, (k) => colourRgb(spec.palette, data[k]!, extent), cells.map((c) => c.masked));
     }
     this.legendDraw.draw(spec, extent);
+  }
+
+  /** A new cell: a rect and a text in a group, its listeners reading its datum (heatmap-cells.ts). */
+  private makeCell(): SVGGElement {
+    const g = document.createElementNS(SVG_NS, 'g');
+    g.setAttribute('class', 'cell');
+    g.setAttribute('role', 'img');
+    const text = document.createElementNS(SVG_NS, 'text');
+    text.setAttribute('dy', '0.35em');
+    text.setAttribute('text-anchor', 'middle');
+    g.append(document.createElementNS(SVG_NS, 'rect'), text);
+    const datum = () => (g as unknown as { __data__: Cell }).__data__;
+    g.addEventListener('pointerenter', () => {
+      const d = datum();
+      this.showTooltip(d);
+      this.onCellFocus?.([d.i, d.j]);
+    });
+    g.addEventListener('focus', () => {
+      const d = datum();
+      this.labels.flush();
+      this.focus = [d.i, d.j];
+      this.showTooltip(d);
+      this.onCellFocus?.([d.i, d.j]);
+    });
+    g.addEventListener('blur', () => {
+      this.hideTooltip();
+      this.onCellFocus?.(null);
+    });
+    return g;
   }
 
   /** Every cell's aria-label from its data and the current spec (the label pass). */
@@ -382,7 +393,10 @@ export class Heatmap {
     ev.preventDefault();
     this.focus = [i, j];
     const cells = this.svg.selectAll<SVGGElement, Cell>('g.cell');
-    cells.attr('tabindex', (d) => (d.i === i && d.j === j ? 0 : -1));
+    // setOwnAttr, as update() writes it (the value is remembered there).
+    cells.each(function (d) {
+      setOwnAttr(this, 'tabindex', d.i === i && d.j === j ? '0' : '-1');
+    });
     cells.filter((d) => d.i === i && d.j === j).node()?.focus();
   }
 }
