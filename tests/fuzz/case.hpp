@@ -154,9 +154,9 @@ inline Case make_case(FuzzedDataProvider& f) {
   return c;
 }
 
-inline std::string num(double x) {
+inline std::string num(double x) {  // every digit of a double: a test must rebuild the case
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", x);
+  std::snprintf(buf, sizeof buf, "%.17g", x);
   return buf;
 }
 
@@ -164,7 +164,7 @@ inline std::string num(double x) {
 inline void describe(const std::string& what, const Case& c) {
   std::fprintf(stderr,
                "%s\n  score %s, normalizer %s, L_q %ld, L_k %ld, d_q %ld, d_k %ld, d_v %ld,"
-               " temperature %.9g, scale %s\n",
+               " temperature %.17g, scale %s\n",
                what.c_str(), c.cfg.score.c_str(), c.cfg.normalizer.c_str(), long(c.Q.rows()),
                long(c.K.rows()), long(c.Q.cols()), long(c.K.cols()), long(c.V.cols()), c.cfg.temperature,
                c.cfg.scale ? num(*c.cfg.scale).c_str() : "default");
@@ -192,7 +192,8 @@ inline void describe(const std::string& what, const Case& c) {
                  long(b.dense.size()));
     // The keep mask and the causal alignment change the case as much as the rest (a finding's
     // test once missed its keep mask: the dQ it checked was another case's).
-    if (m.causal) std::fprintf(stderr, "  causal alignment: %s\n", m.alignment == CausalAlignment::bottom_right ? "bottom_right" : "top_left");
+    if (m.causal || m.window_left || m.window_right)  // the window's diagonal too
+      std::fprintf(stderr, "  causal alignment: %s\n", m.alignment == CausalAlignment::bottom_right ? "bottom_right" : "top_left");
     if (m.keep.size()) {
       std::fprintf(stderr, "  keep (%ld x %ld) =", long(m.keep.rows()), long(m.keep.cols()));
       for (Eigen::Index i = 0; i < m.keep.rows(); ++i) {

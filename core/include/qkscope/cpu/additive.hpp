@@ -45,7 +45,12 @@
 // twice past the rule (inputs near 1e-8 at tau = 1e-4: fuzzer finding); the split alone, at
 // saturated rows, gave dQ 6e-5 where it is 0 (review finding). The split only where the
 // row's dS add up to R_i within their rounding (score::Additive::split_consistent, the
-// core's rule).
+// core's rule). In a row whose plain sums cancel, its differences come from the keys' own
+// (score/tanh_difference.hpp): t - t_r = tanh(B_j - B_r) (1 - t t_r) and u - u_r =
+// -(t - t_r)(t + t_r), exact to a few ulp of themselves where differences of the rounded u or
+// t keep an ulp of 1 (cpu/additive_rows.hpp). dv_h's row shares take the same rule with
+// t_r R_i + sum_j dS_ij (t - t_r), in grad_q_rows (per row, not per key tile: tied keys' dS of
+// 1e33 cancelled in a tile's float sum and took the value along).
 #pragma once
 
 #include <cmath>
@@ -56,7 +61,9 @@
 #include "qkscope/score/additive.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
+#include "qkscope/score/tanh_difference.hpp"
 #include "qkscope/cpu/additive_pack.hpp"
+#include "qkscope/cpu/additive_rows.hpp"
 #include "qkscope/cpu/scorers.hpp"
 
 namespace qkscope::cpu::detail {
@@ -141,15 +148,16 @@ struct AdditiveScorer {
   Eigen::Index extra_size() const { return vp->size(); }  // dv
   /// The backward hands whole rows (the header's comment on the direct form).
   static constexpr bool grad_q_by_rows = true;
+  /// dA's rows, and dv's: dv_h = sum_i (sum_j dS_ij t_ijh) is taken per row, the plain sum or
+  /// t_rh R_i + sum_j dS_ij (t_ijh - t_rh), whichever has the smaller bound (the core's rule:
+  /// score/additive_rows.hpp; the sums: cpu/additive_rows.hpp). Summed per key tile in float,
+  /// tied keys' dS of 1e33 cancelled and took the value along (fuzzer findings).
   void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
-                   const Mat<T>& dS, const double* R, Mat<T>& dAt) const {
+                   const Mat<T>& dS, const double* R, Mat<T>& dAt, Vec<T>& dv) const {
     const Eigen::Index L_k = dS.cols();
     const Vec<T>& v = *vp;
-    // Direct form: t2, the row's t^2 at each key of its blocks; u, w: per block 1 - t^2 and
-    // t^2 - t_r^2 (temporaries, so that the four sums share two reduction kernels: wasm module
-    // size). Fused form: its four sums and u_r per h (fused_row_sums).
-    Row t2(EA ? 0 : L_k), u(EA ? 0 : std::min(block_k, L_k)), w(u.size());
-    FusedRowSums fs;
+    Row tv(EA ? 0 : L_k), x(EA ? 0 : std::min(block_k, L_k));  // the direct form's scratch
+    score::AdditiveRowSums<T> fs;
     for (Eigen::Index r = 0; r < bq; ++r) {
       // The split only where the row's dS add up to R within their rounding (the core's rule);
       // its reference: the key of largest |dS|.
@@ -162,34 +170,20 @@ struct AdditiveScorer {
           if (std::abs(dS(r, j)) > std::abs(dS(r, top))) top = j;
         }
       const bool exact_dS = score::Additive::split_consistent(row_sum, row_abs, R[r], L_k);
-      if (EA) {  // fused: u = (p r) r, accurate everywhere, so its split is u_r R + sum dS (u - u_r)
-        fused_row_sums(i0 + r, r, top, blocks, block_k, dS, fs);
+      auto sums = [&](const Row* exact) {
+        if (EA) fused_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, fs, exact);
+        else direct_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, tv, x, fs, exact);
+      };
+      sums(nullptr);
+      const Row exact = fs.exact_units(exact_dS, R[r]);
+      if (exact.any()) {
         for (Eigen::Index h = 0; h < v.size(); ++h)
-          dAt(r, h) += v(h) * (exact_dS && fs.split_bound(h) < fs.plain_bound(h)
-                                   ? T(double(fs.u_r(h)) * R[r] + double(fs.split(h)))
-                                   : fs.plain(h));
-        continue;
+          if (exact(h) != 0) fs.reset_splits(h);
+        sums(&exact);
       }
       for (Eigen::Index h = 0; h < v.size(); ++h) {
-        for (const Eigen::Index j0 : blocks) {
-          const Eigen::Index bk = std::min(block_k, L_k - j0);
-          t2.segment(j0, bk) = direct_tanh(i0 + r, h, j0, bk).square();
-        }
-        const T ref2 = t2(top);  // the same element: tied keys stay tied
-        // plain = sum dS u, split = -sum dS (t^2 - t_r^2), and their bounds.
-        T plain = 0, split = 0, plain_bound = 0, split_bound = 0;
-        for (const Eigen::Index j0 : blocks) {
-          const Eigen::Index bk = std::min(block_k, L_k - j0);
-          const auto ds = dS.row(r).segment(j0, bk).array();
-          u.head(bk) = T(1) - t2.segment(j0, bk);
-          w.head(bk) = t2.segment(j0, bk) - ref2;
-          plain += (ds * u.head(bk)).sum();
-          plain_bound += (ds.abs() * u.head(bk)).sum();
-          split -= (ds * w.head(bk)).sum();
-          w.head(bk) = w.head(bk).abs();
-          split_bound += (ds.abs() * w.head(bk)).sum();
-        }
-        dAt(r, h) += v(h) * (exact_dS && split_bound < plain_bound ? T((1 - double(ref2)) * R[r] + double(split)) : plain);
+        dAt(r, h) += v(h) * fs.dA(h, exact_dS, R[r]);
+        dv(h) += fs.dv(h, exact_dS, R[r]);
       }
     }
   }
@@ -244,86 +238,21 @@ struct AdditiveScorer {
     for (; r < bq; ++r) row_group.template operator()<1>(r);
   }
 
-  /// One row's sums of the fused form per h, u = 1 - t^2 = (p r) r (AddPack::sech2) and u_r
-  /// its value at the reference key: plain = sum_j dS_j u, split = sum_j dS_j (u - u_r), and
-  /// their bounds with |dS| and |u - u_r|.
-  struct FusedRowSums {
-    Row plain, plain_bound, split, split_bound, u_r;
-  };
-  /// The sums over the keys of a row's blocks (row i of A, row r of dS, reference key top),
-  /// vectorised over h. Tied keys give u = u_r exactly (the same operations on the same inputs).
-  void fused_row_sums(Eigen::Index i, Eigen::Index r, Eigen::Index top, const std::vector<Eigen::Index>& blocks,
-                      Eigen::Index block_k, const Mat<T>& dS, FusedRowSums& f) const {
-    using AP = AddPack<T>;
-    using P = typename AP::P;
-    const Eigen::Index dh = vp->size(), L_k = dS.cols();
-    for (Row* x : {&f.plain, &f.plain_bound, &f.split, &f.split_bound, &f.u_r}) x->resize(dh);
-    const T* ea = EA->data() + i * dh;
-    Eigen::Index h = 0;
-    for (; h + AP::size <= dh; h += AP::size) {
-      const P a = ei::ploadu<P>(ea + h);
-      const P mask = sum_mask(h);
-      const P* m = XU ? &mask : nullptr;
-      P ut, tt, u, t;
-      AP::sech2_tanh(a, ei::ploadu<P>(EB->data() + top * dh + h), m, ut, tt);
-      P g = ei::pset1<P>(T(0)), gb = g, gs = g, gsb = g;
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
-          AP::sech2_tanh(a, ei::ploadu<P>(EB->data() + c * dh + h), m, u, t);
-          // u - u_r; on a small unit's lanes (t_r - t)(t_r + t), exact to a few ulp of itself
-          // where u ~ 1 carries an ulp of 1 (db 7.7e-5 relative off: the fuzzer's case).
-          P d = ei::psub(u, ut);
-          if (m) d = ei::pselect(*m, ei::pmul(ei::psub(tt, t), ei::padd(tt, t)), d);
-          const P ds = ei::pset1<P>(dS(r, c)), ads = ei::pset1<P>(std::abs(dS(r, c)));
-          g = ei::pmadd(ds, u, g);
-          gb = ei::pmadd(ads, u, gb);
-          gs = ei::pmadd(ds, d, gs);
-          gsb = ei::pmadd(ads, ei::pabs(d), gsb);
-        }
-      ei::pstoreu(f.plain.data() + h, g);
-      ei::pstoreu(f.plain_bound.data() + h, gb);
-      ei::pstoreu(f.split.data() + h, gs);
-      ei::pstoreu(f.split_bound.data() + h, gsb);
-      ei::pstoreu(f.u_r.data() + h, ut);
-    }
-    for (; h < dh; ++h) {
-      const bool sum = XU && (*XU)(h) != 0;
-      T ut, tt, u, t;
-      AP::sech2_tanh_scalar(ea[h], (*EB)(top, h), sum, ut, tt);
-      T g = 0, gb = 0, gs = 0, gsb = 0;
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
-          AP::sech2_tanh_scalar(ea[h], (*EB)(c, h), sum, u, t);
-          const T d = sum ? (tt - t) * (tt + t) : u - ut, ds = dS(r, c);
-          g += ds * u;
-          gb += std::abs(ds) * u;
-          gs += ds * d;
-          gsb += std::abs(ds) * std::abs(d);
-        }
-      f.plain(h) = g;
-      f.plain_bound(h) = gb;
-      f.split(h) = gs;
-      f.split_bound(h) = gsb;
-      f.u_r(h) = ut;
-    }
-  }
-
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
-              const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>& dv) const {
-    const Vec<T>& v = *vp;
-    if (!EA) {  // dB_jh += v_h sum_i dS_ij (1 - t^2), dv_h += sum_i dS_ij t; G^T holds the sums
+              const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>&) const {
+    const Vec<T>& v = *vp;  // dv: by rows (grad_q_rows)
+    if (!EA) {  // dB_jh += v_h sum_i dS_ij (1 - t^2); G^T holds the sums
       Row t(bk);
       Mat<T> G = Mat<T>::Zero(v.size(), bk);
       for (Eigen::Index r = 0; r < bq; ++r)
         for (Eigen::Index h = 0; h < v.size(); ++h) {
           t = direct_tanh(i0 + r, h, j0, bk);
           G.row(h).array() += dS.row(r).array() * (T(1) - t.square());
-          dv(h) += (dS.row(r).array() * t).sum();
         }
       dBt.noalias() += (v.asDiagonal() * G).transpose();
       return;
     }
-    // dB_jh += v_h sum_i dS_ij (1 - t^2) (AddPack::sech2), dv_h += sum_i dS_ij (1 - r): vectorised over h.
+    // dB_jh += v_h sum_i dS_ij (1 - t^2) (AddPack::sech2): vectorised over h.
     using AP = AddPack<T>;
     using P = typename AP::P;
     const Eigen::Index dh = v.size();
@@ -335,26 +264,22 @@ struct AdditiveScorer {
         const P e = ei::ploadu<P>(eb + h);
         const P mask = sum_mask(h);
         const P* m = XU ? &mask : nullptr;
-        P g = ei::pset1<P>(T(0)), gv = g, u, t;
+        P g = ei::pset1<P>(T(0)), u, t;
         for (Eigen::Index r = 0; r < bq; ++r) {
           const P ds = ei::pset1<P>(dS(r, c));
           AP::sech2_tanh(ei::ploadu<P>(EA->data() + (i0 + r) * dh + h), e, m, u, t);
           g = ei::pmadd(ds, u, g);
-          gv = ei::pmadd(ds, t, gv);
         }
         ei::pstoreu(out + h, ei::pmadd(ei::ploadu<P>(v.data() + h), g, ei::ploadu<P>(out + h)));
-        ei::pstoreu(dv.data() + h, ei::padd(gv, ei::ploadu<P>(dv.data() + h)));
       }
       for (; h < dh; ++h) {
         const bool sum = XU && (*XU)(h) != 0;
-        T g = 0, gv = 0, u, t;
+        T g = 0, u, t;
         for (Eigen::Index r = 0; r < bq; ++r) {
           AP::sech2_tanh_scalar((*EA)(i0 + r, h), eb[h], sum, u, t);
           g += dS(r, c) * u;
-          gv += dS(r, c) * t;
         }
         out[h] += v(h) * g;
-        dv(h) += gv;
       }
     }
   }

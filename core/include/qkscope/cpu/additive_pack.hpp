@@ -75,16 +75,20 @@ struct AddPack {
     u = ei::pselect(*mask, ei::psub(one, ei::pmul(td, td)), u);
     t = ei::pselect(*mask, td, t);
   }
-  /// sech2_tanh for one lane; small: a small unit's lane.
-  static void sech2_tanh_scalar(T a, T e, bool small, T& u, T& t) {
+  /// sech2_tanh for one lane (the same operations, so the same bits); small: a small unit's
+  /// lane. c (optional): 1 - |t| accurate relative to itself (score/tanh_difference.hpp): r where
+  /// t >= 0 (r <= 1), p r = 1 + t below; 1 - |t| on a small unit's lane (|t| <= tanh 1).
+  static void sech2_tanh_scalar(T a, T e, bool small, T& u, T& t, T* c = nullptr) {
     if (small) {
       t = tanh_scalar(a + e);
       u = T(1) - t * t;
+      if (c) *c = T(1) - std::abs(t);
       return;
     }
-    const T p = std::min(a * e, std::numeric_limits<T>::max() / 4), r = T(2) / (p + T(1));
-    u = (p * r) * r;
+    const T p = std::min(a * e, std::numeric_limits<T>::max() / 4), r = T(2) / (p + T(1)), q = p * r;
+    u = q * r;
     t = T(1) - r;
+    if (c) *c = r <= T(1) ? r : q;
   }
 };
 

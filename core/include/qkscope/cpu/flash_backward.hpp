@@ -190,7 +190,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   std::vector<Eigen::VectorXd> inv_sum(heads);
   std::vector<Vec<T>> lse(heads);
   std::vector<Mat<double>> rel_part(heads);  // in double: finish_tile
-  std::vector<Mat<T>> extra_part(heads);
+  std::vector<Mat<T>> extra_part(heads), extra_rows_part(heads);  // per key tile; per query tile
   std::vector<double> dtau_part(heads * nq, 0.0);
   for (Eigen::Index n = 0; n < heads; ++n) {
     D[n].base = Eigen::VectorXd::Zero(L_q);  // filled by pass B
@@ -203,6 +203,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     if (ops.mods.dense) g[n].ddense = Mat<T>::Zero(L_q, L_k);
     rel_part[n] = Mat<double>::Zero(nk, n_pos);  // per key tile: relative table, then T5 table
     extra_part[n] = Mat<T>::Zero(nk, n_extra);
+    extra_rows_part[n] = Mat<T>::Zero(nq, n_extra);
   }
   // Pass B: (head, query tile) items own D, dQ and the temperature partial sums. First P and
   // dP of every block of the tile's rows (kept), then D from them, then dx and dQ.
@@ -310,7 +311,11 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       if constexpr (requires { sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt); })
         sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }
-    if constexpr (by_rows) sc.grad_q_rows(i0, bq, blocks, opt.block_k, w.rowdX, w.row_sums.data(), w.dQt);
+    if constexpr (by_rows) {
+      w.extra.setZero(n_extra);
+      sc.grad_q_rows(i0, bq, blocks, opt.block_k, w.rowdX, w.row_sums.data(), w.dQt, w.extra);
+      if (n_extra) extra_rows_part[n].row(t) = w.extra.transpose();
+    }
     g[n].dQs.middleRows(i0, bq) = w.dQt;
   });
   // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.
@@ -343,6 +348,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     if (n_t5) g[n].dt5_table = pos.tail(n_t5);
     for (Eigen::Index t = 0; t < nk; ++t)
       if (n_extra) g[n].extra += extra_part[n].row(t).transpose();
+    for (Eigen::Index t = 0; t < nq; ++t)
+      if (n_extra) g[n].extra += extra_rows_part[n].row(t).transpose();
     g[n].dtemperature = 0;
     for (Eigen::Index t = 0; t < nq; ++t) g[n].dtemperature += dtau_part[n * nq + t];
   }

@@ -6,7 +6,8 @@
 //   grad_k(i0, bq, j0, bk, dS, dKt, ext)  dKt (bk, k_width) += dL/d(key side), ext += extra
 //   q_width(), k_width(), extra_size()
 //   grad_q_by_rows (static constexpr bool), and where it is true
-//   grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt)
+//   grad_q_rows(i0, bq, blocks, block_k, dS_rows, R, dQt, ext)
+//                                         (ext += the extra parameters' row-wise part)
 //                                         after grad_q (where the scorer has one, per
 //                                         block) or instead of it: the backward calls it once per
 //                                         query tile: dS_rows (bq, L_k) holds the blocks
@@ -166,7 +167,7 @@ struct DotScorer {
   /// With tied keys, after the tile's blocks: each row's reference, then both sums and their
   /// bounds. Every product has the operand types of grad_q's (one GEMM instantiation: wasm size).
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
-                   const Mat<T>& dS, const double* R, Mat<T>& dQt) const {
+                   const Mat<T>& dS, const double* R, Mat<T>& dQt, Vec<T>&) const {
     if (group.empty()) return;
     const Eigen::Index d = Ks->cols(), L_k = dS.cols();
     // Per row, one pass over its dS: its float sum of dS and of |dS|, and each tied group's
@@ -272,7 +273,7 @@ struct SeparableScorer {
   }
   static constexpr bool grad_q_by_rows = true;
   void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
-                   const double* R, Mat<T>& dQt) const {
+                   const double* R, Mat<T>& dQt, Vec<T>&) const {
     for (Eigen::Index r = 0; r < bq; ++r) dQt(r, 0) += T(R[r]);
   }
   void grad_k(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,

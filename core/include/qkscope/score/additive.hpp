@@ -13,6 +13,8 @@
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
+#include "qkscope/score/additive_rows.hpp"
+#include "qkscope/score/tanh_difference.hpp"
 
 namespace qkscope::score {
 
@@ -93,6 +95,12 @@ struct Additive {
   /// t^2 sum dS of size 2e25 left 7e17 where the value is 0, fuzzer finding), when the sum is
   /// nearly the row's exact 0 (as the tiled form, cpu/additive.hpp). The second only where
   /// the row's dS sum to R within their rounding (split_consistent).
+  /// 1 - T_r^2 is taken as c_r (2 - c_r), c_r = 1 - |T_r| (score/tanh_difference.hpp).
+  /// dv_h's row share sum_j dS_ij T_ijh is chosen the same way, between the plain sum and
+  /// T_rh R_i + sum_j dS_ij (T_ijh - T_rh) (the float and the double sums had lost the value
+  /// entirely beside tied keys' dS of 1e33: -0.54 where it is -6e-18, fuzzer finding). Units
+  /// whose chosen sum keeps too few bits take their splits again from exact differences
+  /// (score/additive_rows.hpp, the rule the tiled kernels share).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
                        ScoreGrads<T>& g, const Eigen::VectorXd& R) {
@@ -100,40 +108,67 @@ struct Additive {
     const Mat<T> A = project_q(Q, p), B = K * p.W_k.transpose();
     Mat<T> dA = Mat<T>::Zero(Q.rows(), d_h), dB = Mat<T>::Zero(K.rows(), d_h);
     Vec<T> dv = Vec<T>::Zero(d_h);
-    using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
-    Mat<T> H(K.rows(), d_h);
-    Row plain(d_h), plain_bound(d_h), split(d_h), split_bound(d_h), ref2(d_h);
-    const Row v = p.v.transpose().array();
+    Mat<T> X(K.rows(), d_h), H(K.rows(), d_h);
+    AdditiveRowSums<T> f;
+    f.resize(d_h);
+    const auto v = p.v.transpose().array();
     for (Eigen::Index i = 0; i < Q.rows(); ++i) {
-      H = (B.rowwise() + A.row(i)).array().tanh();
-      Eigen::Index top = 0;  // the key of largest |dS|: its t^2 is the split's reference
+      X = B.rowwise() + A.row(i);
+      H = X.array().tanh();
+      Eigen::Index top = 0;  // the key of largest |dS|: the splits' reference
       for (Eigen::Index j = 1; j < K.rows(); ++j)
         if (std::abs(dS(i, j)) > std::abs(dS(i, top))) top = j;
-      ref2 = H.row(top).array().square();
-      plain.setZero();
-      plain_bound.setZero();
-      split.setZero();
-      split_bound.setZero();
-      // One pass over the keys, scalar (small code for the wasm modules): dv, dB, the four sums.
+      f.zero();
+      for (Eigen::Index h = 0; h < d_h; ++h) {
+        f.c_r(h) = tanh_complement(X(top, h), H(top, h));
+        f.u_r(h) = f.c_r(h) * (T(2) - f.c_r(h));  // 1 - t_r^2 without cancellation
+        f.t_r(h) = H(top, h);
+      }
+      // One pass over the keys, scalar (small code for the wasm modules): dB and the row's sums
+      // (score/additive_rows.hpp), dA's split from the rounded t, estimate t^2 + t_r^2.
       T row_sum = 0, row_abs = 0;
       for (Eigen::Index j = 0; j < K.rows(); ++j) {
         const T d = dS(i, j), a = std::abs(d);
         row_sum += d;
         row_abs += a;
         for (Eigen::Index h = 0; h < d_h; ++h) {
-          const T t = H(j, h), t2 = t * t, u = T(1) - t2, w = t2 - ref2(h);
-          dv(h) += d * t;
+          const T t = H(j, h), tr = f.t_r(h), t2 = t * t, u = T(1) - t2, w = tr * tr - t2;
           dB(j, h) += d * v(h) * u;
-          plain(h) += d * u;
-          plain_bound(h) += a * u;
-          split(h) -= d * w;
-          split_bound(h) += a * std::abs(w);
+          f.plain(h) += d * u;
+          f.plain_bound(h) += a * u;
+          f.split(h) += d * w;
+          f.split_bound(h) += a * std::abs(w);
+          f.E_A(h) += a * (t2 + tr * tr);
+          f.v_plain(h) += d * t;
+          f.v_plain_bound(h) += a * std::abs(t);
         }
       }
       const bool exact_dS = split_consistent(row_sum, row_abs, R(i), K.rows());
-      for (Eigen::Index h = 0; h < d_h; ++h)
-        dA(i, h) = v(h) * (exact_dS && split_bound(h) < plain_bound(h) ? T((1 - double(ref2(h))) * R(i) + double(split(h)))
-                                                                         : plain(h));
+      // Units whose chosen sums keep too few bits take the splits again, their differences
+      // from the keys' own (tanh_difference; t^2 - t_r^2 as (t - t_r)(t + t_r)).
+      const auto exact = f.exact_units(exact_dS, R(i));
+      if (exact.any()) {
+        for (Eigen::Index h = 0; h < d_h; ++h)
+          if (exact(h) != 0) f.reset_splits(h);
+        for (Eigen::Index j = 0; j < K.rows(); ++j) {
+          const T d = dS(i, j), a = std::abs(d);
+          if (d == T(0)) continue;
+          for (Eigen::Index h = 0; h < d_h; ++h) {
+            if (exact(h) == 0) continue;
+            const T t = H(j, h), tr = f.t_r(h);
+            const T c = t * tr > T(0.5) ? tanh_complement(X(j, h), t) : T(0);
+            const T dt = tanh_difference(std::tanh(B(j, h) - B(top, h)), t, tr, c, f.c_r(h)), w = -(dt * (t + tr));
+            f.split(h) += d * w;
+            f.split_bound(h) += a * std::abs(w);
+            f.v_split(h) += d * dt;
+            f.v_split_bound(h) += a * std::abs(dt);
+          }
+        }
+      }
+      for (Eigen::Index h = 0; h < d_h; ++h) {
+        dA(i, h) = v(h) * f.dA(h, exact_dS, R(i));
+        dv(h) += f.dv(h, exact_dS, R(i));
+      }
     }
     g.dQ = dA * p.W_q;
     g.dK = dB * p.W_k;

@@ -1,0 +1,81 @@
+// qkscope/score/additive_rows.hpp — one query row's sums for the additive score's dA and dv,
+// and the rule that picks among them: shared by the core (score/additive.hpp) and the tiled
+// kernels (cpu/additive_rows.hpp), so that both take the same form of each sum.
+//
+// Per hidden unit h, with t_j = tanh(A_ih + B_jh), u_j = 1 - t_j^2, R = sum_j dS_ij exact:
+//   dA_ih / v_h = sum_j dS_j u_j       (plain)  or  u_r R + sum_j dS_j (u_j - u_r)   (split)
+//   dv's share  = sum_j dS_j t_j       (plain)  or  t_r R + sum_j dS_j (t_j - t_r)   (split)
+// at the row's reference key r (largest |dS|). The plain sums are exact where the tanh
+// saturates; the splits where the t of a row are near each other (tied keys, all near 0);
+// each is taken where its bound is the smaller (sum |dS| |term|). A first pass forms dA's
+// split from differences of the rounded u, with an estimate E of their own error (sum |dS|
+// times the sizes each is rounded against), and dv's plain sum only. A unit whose chosen dA,
+// or whose dv, keeps too few bits by its estimate (6 in float, 34 in double: exact_units)
+// takes a second pass with exact differences (score/tanh_difference.hpp) for both splits:
+// dS of 1e33 on tied keys, one key
+// 2e-8 from another, or t rounded to exactly -1 past |x| ~ 7.9 left the float sums, and the
+// double ones, without a correct digit (fuzzer findings; a dv split from rounded differences
+// alone gave the core's dv 45 times the bar where rounded t tie and true ones do not, review).
+// Only such units: exact differences cost a tanh per element, and everywhere the tiled
+// backward was twice as slow (native/bench/NOTES.md).
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include <Eigen/Core>
+
+namespace qkscope::score {
+
+template <class T>
+struct AdditiveRowSums {
+  using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
+  Row plain, plain_bound, split, split_bound, E_A;          // dA: sum dS u, sum dS (u - u_r)
+  Row v_plain, v_plain_bound, v_split, v_split_bound;       // dv: sum dS t, sum dS (t - t_r)
+  Row u_r, t_r, c_r;  // 1 - t_r^2 (no cancellation), t_r, 1 - |t_r| (tanh_complement)
+  void resize(Eigen::Index dh) {
+    for (Row* x : {&plain, &plain_bound, &split, &split_bound, &E_A, &v_plain, &v_plain_bound, &v_split,
+                   &v_split_bound, &u_r, &t_r, &c_r})
+      x->resize(dh);
+  }
+  /// Before a first pass: the sums at 0, dv's split not formed (an infinite bound: not taken).
+  void zero() {
+    for (Row* x : {&plain, &plain_bound, &split, &split_bound, &E_A, &v_plain, &v_plain_bound, &v_split}) x->setZero();
+    v_split_bound.setConstant(std::numeric_limits<T>::infinity());
+  }
+  /// Whether unit h's dA takes the split (exact_dS: the row's dS add up to R within their
+  /// rounding, Additive::split_consistent).
+  bool split_dA(Eigen::Index h, bool exact_dS) const { return exact_dS && split_bound(h) < plain_bound(h); }
+  bool split_dv(Eigen::Index h, bool exact_dS) const { return exact_dS && v_split_bound(h) < v_plain_bound(h); }
+  /// dA_ih / v_h and dv_h's row share, as chosen.
+  T dA(Eigen::Index h, bool exact_dS, double R) const {
+    return split_dA(h, exact_dS) ? T(double(u_r(h)) * R + double(split(h))) : plain(h);
+  }
+  T dv(Eigen::Index h, bool exact_dS, double R) const {
+    return split_dv(h, exact_dS) ? T(double(t_r(h)) * R + double(v_split(h))) : v_plain(h);
+  }
+  /// After the first pass: 1 for the units whose chosen dA, or whose plain dv, keeps fewer than
+  /// 6 bits (float) or 34 (double) under its error estimate eps (bound + E), else 0; none
+  /// unless exact_dS.
+  Row exact_units(bool exact_dS, double R) const {
+    const Eigen::Index dh = plain.size();
+    Row out = Row::Zero(dh);
+    if (!exact_dS) return out;
+    // The double core is the fuzz harness's and the tests' right value: it keeps 34 bits (at 6,
+    // dv was 1.5e-3 relative off on a corpus input where the float paths were exact); float 6
+    // (at 12, random inputs took the second pass often enough to slow the tiled backward 35 %).
+    const double keep = std::numeric_limits<T>::digits >= 53 ? 0x1p-34 : 0x1p-6;
+    const double eps = std::numeric_limits<T>::epsilon();
+    for (Eigen::Index h = 0; h < dh; ++h) {
+      const double a_err = split_dA(h, true) ? double(split_bound(h)) + double(E_A(h)) : double(plain_bound(h));
+      if (eps * a_err > keep * std::abs(double(dA(h, true, R))) ||
+          eps * double(v_plain_bound(h)) > keep * std::abs(double(v_plain(h))))
+        out(h) = 1;
+    }
+    return out;
+  }
+  /// Before a unit's second pass: its splits are formed again from exact differences.
+  void reset_splits(Eigen::Index h) { split(h) = split_bound(h) = E_A(h) = v_split(h) = v_split_bound(h) = 0; }
+};
+
+}  // namespace qkscope::score
