@@ -69,9 +69,15 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
       }
     // E_A: u - u_r is rounded against u + u_r (u keeps a few ulp of itself); a small unit's
     // (t_r - t)(t_r + t) against itself.
-    P e_a = ei::pmadd(ut, ei::pset1<P>(row_abs), gb);
-    if (m) e_a = ei::pselect(*m, gsb, e_a);
-    for (auto [row, x] : {std::pair{&f.split, gs}, {&f.split_bound, gsb}, {&f.E_A, e_a}, {&f.plain, g},
+    // E_core: the core's estimate, sum |dS| (t^2 + t_r^2) = row_abs - sum |dS| u + t_r^2 row_abs.
+    const P ra = ei::pset1<P>(row_abs);
+    P e_a = ei::pmadd(ut, ra, gb), e_core = ei::pmadd(ei::pmul(tt, tt), ra, ei::psub(ra, gb));
+    if (m) {
+      e_a = ei::pselect(*m, gsb, e_a);
+      e_core = ei::pselect(*m, gsb, e_core);
+    }
+    for (auto [row, x] : {std::pair{&f.split, gs}, {&f.split_bound, gsb}, {&f.E_A, e_a}, {&f.E_core, e_core},
+                          {&f.plain, g},
                           {&f.plain_bound, gb}, {&f.v_plain, vg}, {&f.v_plain_bound, vgb}, {&f.u_r, ut}, {&f.t_r, tt}})
       ei::pstoreu(row->data() + h, x);
   }
@@ -106,6 +112,7 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
       continue;
     }
     f.E_A(h) = small ? gsb : gb + ut * row_abs;
+    f.E_core(h) = small ? gsb : row_abs - gb + tt * tt * row_abs;
     f.plain(h) = g;
     f.plain_bound(h) = gb;
     f.v_plain(h) = vg;
@@ -174,7 +181,7 @@ void direct_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r,
       signed_and_bound(ds, tv.data() + j0, bk, f.v_plain(h), f.v_plain_bound(h));
     }
     // E_A = sum |dS| (t^2 + t_r^2): u - u_r is rounded against the squares.
-    f.E_A(h) = row_abs - f.plain_bound(h) + tr * tr * row_abs;
+    f.E_A(h) = f.E_core(h) = row_abs - f.plain_bound(h) + tr * tr * row_abs;
   }
 }
 

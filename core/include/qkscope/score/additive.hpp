@@ -143,6 +143,7 @@ struct Additive {
           f.v_plain_bound(h) += a * std::abs(t);
         }
       }
+      f.E_core = f.E_A;
       const bool exact_dS = split_consistent(row_sum, row_abs, R(i), K.rows());
       // Units whose chosen sums keep too few bits take the splits again, their differences
       // from the keys' own (tanh_difference; t^2 - t_r^2 as (t - t_r)(t + t_r)).

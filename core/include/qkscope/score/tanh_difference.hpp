@@ -13,8 +13,10 @@
 // (no query term: it cancels exactly), and 1 - t_j t_r, which cancels where both saturate on
 // one side, as c_j + c_r - c_j c_r with c = 1 - |t| (each formed without cancellation by its
 // caller: 2 / (e^{2|x|} + 1), or the fused form's r and p r). Every factor is then accurate
-// relative to itself, so the difference is within a few ulp of its own size, tied keys give 0
-// exactly (tanh 0 = 0), and two keys one ulp apart give their true, tiny difference.
+// relative to itself, so the difference is within a few ulp of its own size given B_j - B_r,
+// and tied keys give 0 exactly (tanh 0 = 0). The projections B = K W_k^T are rounded: for keys
+// an ulp apart, B_j - B_r is that rounding's noise (a review's case: dQ 4.5 times its size, as
+// in the float core), so the difference is exact for the float B, not for the keys.
 #pragma once
 
 #include <cmath>
