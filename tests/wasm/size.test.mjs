@@ -13,7 +13,7 @@
 //                                 logsumexp rows instantiated for cancelling forms only:
 //                                 203,923 B; 204.5 KB until the additive backward's two-pass
 //                                 row sums (dv split per row, exact tanh differences where a
-//                                 sum cancels), sixth session: 206,896 B);
+//                                 sum cancels), sixth session: 207,115 B);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';
