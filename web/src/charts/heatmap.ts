@@ -76,7 +76,6 @@ const drawnGeometry = new WeakMap<Element, string>();
 let pageFont = '';
 let uid = 0;
 
-
 export class Heatmap {
   readonly el: HTMLElement;
   private readonly id = `hm${++uid}`;
