@@ -24,6 +24,7 @@ import { LabelPass } from './heatmap-labels';
 import { joinCells } from './heatmap-cells';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
+import { placeTooltip } from './heatmap-tooltip';
 import { hatchPattern } from './heatmap-hatch';
 import { isPrinting, watchCanvasMap } from './heatmap-canvas-watch';
 import './heatmap.css';
@@ -363,19 +364,11 @@ export class Heatmap {
 
   private showTooltip(d: Cell): void {
     if (!this.spec) return;
-    const plot = this.tooltip.parentElement!;
     const cell = this.svg.select<SVGGElement>(`g.cell[data-i="${d.i}"][data-j="${d.j}"]`).node();
     if (!cell) return;
     this.tooltip.textContent = this.spec.cellLabel(d.i + 1, d.j + 1, this.valueText(d));
     this.tooltip.classList.add('visible');
-    const box = cell.getBoundingClientRect();
-    const host = plot.getBoundingClientRect();
-    const tip = this.tooltip.getBoundingClientRect();
-    const left = Math.max(0, Math.min(host.width - tip.width, box.left - host.left + box.width / 2 - tip.width / 2));
-    // Below the grid, under the cell's column: it never hides a row the reader is comparing.
-    const grid = this.frame.getBoundingClientRect();
-    this.tooltip.style.left = `${left}px`;
-    this.tooltip.style.top = `${grid.bottom - host.top + 2}px`;
+    placeTooltip(this.tooltip, cell, this.frame);
   }
 
   private hideTooltip(): void {
