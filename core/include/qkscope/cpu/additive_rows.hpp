@@ -159,8 +159,8 @@ void direct_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r,
         for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
           const T ds = dS(r, j), ads = std::abs(ds), t = tv(j);
           if (ds == T(0)) continue;
-          const T bj = (*s.BT)(h, j), c = t * tr > T(0.5) ? score::tanh_complement(a + bj, t) : T(0);
-          const T dt = score::tanh_difference(std::tanh(bj - br), t, tr, c, f.c_r(h)), w = -(dt * (t + tr));
+          const T bj = (*s.BT)(h, j);
+          const T dt = score::key_tanh_difference(bj, br, a + bj, t, tr, f.c_r(h)), w = -(dt * (t + tr));
           f.split(h) += ds * w;
           f.split_bound(h) += ads * std::abs(w);
           f.v_split(h) += ds * dt;

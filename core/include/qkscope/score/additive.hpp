@@ -157,8 +157,7 @@ struct Additive {
           for (Eigen::Index h = 0; h < d_h; ++h) {
             if (exact(h) == 0) continue;
             const T t = H(j, h), tr = f.t_r(h);
-            const T c = t * tr > T(0.5) ? tanh_complement(X(j, h), t) : T(0);
-            const T dt = tanh_difference(std::tanh(B(j, h) - B(top, h)), t, tr, c, f.c_r(h)), w = -(dt * (t + tr));
+            const T dt = key_tanh_difference(B(j, h), B(top, h), X(j, h), t, tr, f.c_r(h)), w = -(dt * (t + tr));
             f.split(h) += d * w;
             f.split_bound(h) += a * std::abs(w);
             f.v_split(h) += d * dt;

@@ -41,4 +41,12 @@ T tanh_difference(T tanh_delta, T t_j, T t_r, T c_j, T c_r) {
   return tanh_delta * m;
 }
 
+/// tanh_difference for direct tanh (x_j = a + b_j, t = tanh(x)), from the keys' projections
+/// b_j, b_r and the reference's t_r and c_r: the core's and the tiled direct form's exact pass.
+template <class T>
+T key_tanh_difference(T b_j, T b_r, T x_j, T t_j, T t_r, T c_r) {
+  const T c_j = t_j * t_r > T(0.5) ? tanh_complement(x_j, t_j) : T(0);  // read only past 1/2
+  return tanh_difference(std::tanh(b_j - b_r), t_j, t_r, c_j, c_r);
+}
+
 }  // namespace qkscope::score
