@@ -26,11 +26,12 @@ struct HarnessChecks {
   bool dqk = true;   // dQ and dK
   bool weights = true;  // the score's weight matrices: dW, dW_q, dW_k
   bool key_side = true;  // dK and dW_k (with dqk and weights)
+  bool vectors = true;   // the score's vector parameters: dv, db, dw
 };
 
-/// Checks output, dV, the score's vector parameters' gradients (dv, db, dw) the call has
-/// and, unless `checks` leaves them out, dQ, dK, the weight matrices' and dL/dtemperature. Requires the tiled path to run (no fallback
-/// to the core).
+/// Checks output, dV and, unless `checks` leaves them out, the score's vector parameters'
+/// gradients (dv, db, dw) the call has, dQ, dK, the weight matrices' and dL/dtemperature.
+/// Requires the tiled path to run (no fallback to the core).
 inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V,
                                       const qkscope::Matrix& dO, const qkscope::ScoreParams<float>& p,
                                       const qkscope::AttentionConfig<float>& c, const qkscope::cpu::TiledOptions& o,
@@ -77,12 +78,14 @@ inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::M
       check("tiled dW_k", tg.dparams.W_k, g32.dparams.W_k, g64.dparams.W_k,
             [](const auto& g) -> const auto& { return g.dparams.W_k; });
   }
-  check("tiled dv", MatrixD(tg.dparams.v.cast<double>()), g32.dparams.v, g64.dparams.v,
-        [](const auto& g) -> const auto& { return g.dparams.v; });
-  check("tiled db", MatrixD(tg.dparams.b.cast<double>()), g32.dparams.b, g64.dparams.b,
-        [](const auto& g) -> const auto& { return g.dparams.b; });
-  check("tiled dw", MatrixD(tg.dparams.w.cast<double>()), g32.dparams.w, g64.dparams.w,
-        [](const auto& g) -> const auto& { return g.dparams.w; });
+  if (checks.vectors) {
+    check("tiled dv", MatrixD(tg.dparams.v.cast<double>()), g32.dparams.v, g64.dparams.v,
+          [](const auto& g) -> const auto& { return g.dparams.v; });
+    check("tiled db", MatrixD(tg.dparams.b.cast<double>()), g32.dparams.b, g64.dparams.b,
+          [](const auto& g) -> const auto& { return g.dparams.b; });
+    check("tiled dw", MatrixD(tg.dparams.w.cast<double>()), g32.dparams.w, g64.dparams.w,
+          [](const auto& g) -> const auto& { return g.dparams.w; });
+  }
   if (checks.dtau)
     check("tiled dtemperature", S1(tg.dtemperature), S1(g32.dtemperature), S1(g64.dtemperature),
           [](const auto& g) { return S1(g.dtemperature); });

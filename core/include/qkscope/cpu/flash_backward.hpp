@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "qkscope/cpu/flash.hpp"
+#include "qkscope/cpu/temperature_grad.hpp"
 
 namespace qkscope::cpu::detail {
 
@@ -259,36 +260,9 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       D[n].centred(i0 + r) = s > 0 ? c / s : 0.0;
       w.rows[3 * r] = s;  // the row's sum of P, for dL/dtau
     }
-    // dL/dtau = -(1/tau) sum_ij p^_ij (dP_ij - D_i) (x_ij - x0_i), p^ = P / sum_j P_ij, for
-    // any per-row shift x0 (sum_j p^_ij (dP_ij - D_i) = 0): the core's form, with dP - D formed
-    // first and x0 the row's largest visible logit, so x - x0 = (z - z0) / tau is exact in
-    // double up to the division. (Expanding it
-    // into sums of P dP log P and P log P cancelled catastrophically where dP is large and the
-    // logits nearly equal: a tiny scale gave dtau 0 instead of 4e-3, fuzzer finding.)
-    double acc = 0;
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const double sum = w.rows[3 * r];
-      if (!(sum > 0)) continue;  // fully masked row
-      double x0 = -std::numeric_limits<double>::infinity();
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
-          if (w.rowP(r, c) > 0) x0 = std::max(x0, double(w.rowX(r, c)));
-      // A P below T's smallest normal number keeps only a few bits (3.7e-44 is 27 times the
-      // least float: 1.7 % off); beside a value of 2.6e38 its term can be all of dL/dtau
-      // (fuzzer finding). Such P are taken again in double from the same logit and shift.
-      const double shift = double(lse[n](i0 + r)) * double(ops.tau), scale_p = inv_sum[n](i0 + r);
-      double row = 0;
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
-          if (w.rowP(r, c) > 0) {
-            const double p = w.rowP(r, c) >= std::numeric_limits<T>::min()
-                                 ? double(w.rowP(r, c))
-                                 : std::exp((double(w.rowX(r, c)) - shift) / double(ops.tau)) * scale_p;
-            row += p * D[n].dp_minus_d(double(w.rowdX(r, c)), i0 + r) * ((double(w.rowX(r, c)) - x0) / double(ops.tau));
-          }
-      acc += row / sum;
-    }
-    dtau_part[item] = -acc / double(ops.tau);
+    // dL/dtau's share (temperature_grad.hpp).
+    dtau_part[item] = -temperature_rows(sc, ops, D[n], lse[n], inv_sum[n], i0, bq, blocks, opt.block_k, L_k, w) /
+                      double(ops.tau);
     // Scorers built on the row sums (grad_q_by_rows) take the whole row of blocks at once.
     constexpr bool by_rows = Scorer::grad_q_by_rows;
     w.row_sums.assign(bq, 0.0);

@@ -1,0 +1,150 @@
+// qkscope/cpu/temperature_grad.hpp — dL/dtau's share of one query tile in the tiled backward
+// (flash_backward.hpp, pass B):
+//   dL/dtau = -(1/tau) sum_ij p^_ij (dP_ij - D_i) (x_ij - x0_i),   p^ = P / sum_j P_ij,
+// for any per-row shift x0 (sum_j p^_ij (dP_ij - D_i) = 0): the core's form, with dP - D formed
+// first and x0 the row's largest visible logit, so that x - x0 = (z - z0) / tau is exact in
+// double from the float z up to the division. (Expanding it into sums of P dP log P and
+// P log P cancelled catastrophically where dP is large and the logits nearly equal: a tiny
+// scale gave dtau 0 instead of 4e-3, fuzzer finding.)
+// The sum rests on differences of logits, not on logits: where the keys that carry the row's
+// weight are nearly tied, z_j - z0 is small beside the error of each float z. A row where that
+// error, not the sum's own rounding, would set the result (temperature_rows) takes its
+// differences again from the scorer's exact raw differences where it has them
+// (`raw_differences`: the additive score's, from tanh(b_j - b_r), score/tanh_difference.hpp),
+// through the modifiers in double (logit_difference). Additive keys tied at 0 beside one at 1
+// with a value of -3e35 gave dL/dtau 9.7e-6 relative off, 1.015 times the fuzz harness's bar:
+// the fused tanh's absolute error (~1.3 eps per unit) is ~2.3 times the core's direct tanh
+// there (docs/RELIABILITY.md).
+#pragma once
+
+#include <cmath>
+#include <algorithm>
+#include <concepts>
+#include <limits>
+#include <vector>
+
+#include "qkscope/cpu/tile_ops.hpp"
+#include "qkscope/score/tanh_difference.hpp"
+
+namespace qkscope::cpu::detail {
+
+/// Does the scorer give exact raw differences S_ij - S_ir (and a bound on a raw score's error)?
+template <class Scorer>
+concept RawDifferences = requires(const Scorer& s, const std::vector<Eigen::Index>& b, double* out) {
+  s.raw_differences(Eigen::Index(0), Eigen::Index(0), b, Eigen::Index(1), out);
+  { s.raw_error_bound() } -> std::convertible_to<double>;
+};
+
+/// The biases' part of z_ij in double (ALiBi, relative and T5 tables, the dense bias): each
+/// entry is a T, so differences of these parts are exact up to double's rounding.
+template <class T>
+double bias_part(const pipeline::ScoreMods<T>& m, int i, int j) {
+  double b = 0;
+  if (m.alibi) b -= double(m.slope) * double(pipeline::iabs(j - (i + m.offset)));
+  if (m.relative) b += double(m.relative[m.relative_index(i, j)]);
+  if (m.t5) b += double(m.t5[m.t5_index(i, j)]);
+  if (m.dense) b += double(m.dense[pipeline::offset_t(i) * m.ld + j]);
+  return b;
+}
+
+/// z_ij - z_ir in double from the raw scores s_j, s_r and their exact difference ds: the scale,
+/// the softcap (c (tanh y_j - tanh y_r), y = scale s / c, by score::tanh_difference, so that
+/// saturated pairs keep their difference) and the biases (pipeline::ScoreMods::z).
+template <class T>
+double logit_difference(const pipeline::ScoreMods<T>& m, int i, int j, int r, T s_j, T s_r, double ds) {
+  const double scale = double(m.scale);
+  double d = scale * ds;
+  if (m.softcap) {
+    const double cap = double(m.cap), y_j = scale * double(s_j) / cap, y_r = scale * double(s_r) / cap;
+    const double t_j = std::tanh(y_j), t_r = std::tanh(y_r);
+    d = cap * score::tanh_difference(std::tanh(d / cap), t_j, t_r, score::tanh_complement(y_j, t_j),
+                                     score::tanh_complement(y_r, t_r));
+  }
+  if (!m.plain()) d += bias_part(m, i, j) - bias_part(m, i, r);
+  return d;
+}
+
+/// dL/dtau's share of the query tile at i0 (bq rows), times -tau (the caller divides): per
+/// row, sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) / sum_j p^_ij. w holds the tile's row of
+/// blocks (rowS, rowX = z, rowP divided by its row sum, rowdX = dP) and w.rows[3 r] the sum
+/// of p^; lse and inv_sum as flash_backward's.
+template <class T, class Scorer, class Scratch, class Shift>
+double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
+                        const Eigen::VectorXd& inv_sum, Eigen::Index i0, Eigen::Index bq,
+                        const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k,
+                        const Scratch& w) {
+  const double tau = double(ops.tau), eps = double(std::numeric_limits<T>::epsilon());
+  std::vector<double> exact;  // the exact z_j - z0 of a row that takes them
+  double raw_err = 0;         // the scorer's error bound for a raw score, times |scale|
+  if constexpr (RawDifferences<Scorer>) raw_err = std::abs(double(ops.mods.scale)) * sc.raw_error_bound();
+  double acc = 0;
+  for (Eigen::Index r = 0; r < bq; ++r) {
+    const double sum = w.rows[3 * r];
+    if (!(sum > 0)) continue;  // fully masked row
+    const Eigen::Index i = i0 + r;
+    Eigen::Index top = -1;  // the key of the largest visible z (its value kept: no load chain)
+    T best = -std::numeric_limits<T>::infinity();
+    for (const Eigen::Index j0 : blocks)
+      for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+        if (w.rowP(r, c) > 0 && (top < 0 || w.rowX(r, c) > best)) top = c, best = w.rowX(r, c);
+    const double z0 = double(best);
+    // A P below T's smallest normal number keeps only a few bits (3.7e-44 is 27 times the
+    // least float: 1.7 % off); beside a value of 2.6e38 its term can be all of dL/dtau
+    // (fuzzer finding). Such P are taken again in double from the same logit and shift.
+    const double shift = double(lse(i)) * tau, scale_p = inv_sum(i);
+    auto weight = [&](Eigen::Index c) {  // p^ (dP - D)
+      const double p = w.rowP(r, c) >= std::numeric_limits<T>::min()
+                           ? double(w.rowP(r, c))
+                           : std::exp((double(w.rowX(r, c)) - shift) / tau) * scale_p;
+      return p * D.dp_minus_d(double(w.rowdX(r, c)), i);
+    };
+    // The row's sum from the float z, its size B (sum of |terms|) and bounds of what two kinds
+    // of error in the z put into the terms that exact differences would change: E_fused, the
+    // scorer's error beyond the core's (the fused tanh's), and E_round, each z's rounding to T
+    // (the core's too). Those terms are the ones whose difference is small beside tau: P was
+    // formed from the same float z, so an error delta in z_j - z0 moves g_j by ~ delta / tau
+    // and the term by g delta (z_j - z0) / tau as well, and only where |z_j - z0| << tau is an
+    // exact difference alone the better term (at z_j - z0 = 1.4 tau, keys far apart, it left
+    // dL/dtau 4 times further off than the consistent float one, in a seeded sweep). Exact
+    // differences where either bound would set the result: E_fused past 64 eps B (random
+    // additive rows at d_h = 64 reach 31; the findings 339 to 2,100, a sweep's case 242), or
+    // E_round past 64 eps B (random rows at most 5.7; the findings 70 to 159, and 6e5 to 1.5e6
+    // for keys 1e-6 apart beside a unit whose bias gives z ~ 0.2). Measured: native/bench/NOTES.md.
+    // (rowS holds raw scores: the scorers with raw differences never pre-scale their queries.)
+    const double near = tau / 8;
+    double row = 0, B = 0, G = 0, GZ = 0;  // G, GZ: sum |g| and sum |g| |z| over the near terms
+    for (const Eigen::Index j0 : blocks)
+      for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+        if (w.rowP(r, c) > 0) {
+          const double g = weight(c), z = double(w.rowX(r, c)), d = z - z0;
+          row += g * d;
+          if constexpr (RawDifferences<Scorer>) {
+            const double a = std::abs(g), a_near = a * double(std::abs(d) <= near);  // no branch
+            B += a * std::abs(d);
+            G += a_near;
+            GZ += a_near * std::abs(z);
+          }
+        }
+    if constexpr (RawDifferences<Scorer>) {
+      const double E_fused = 2 * raw_err * G,
+                   E_round = eps * (GZ + std::abs(z0) * G);
+      if (E_fused > 64 * eps * B || E_round > 64 * eps * B) {
+        exact.assign(L_k, 0.0);
+        sc.raw_differences(i, top, blocks, block_k, exact.data());
+        row = 0;
+        for (const Eigen::Index j0 : blocks)
+          for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+            if (w.rowP(r, c) > 0) {
+              const double d = double(w.rowX(r, c)) - z0;
+              row += weight(c) * (std::abs(d) > near ? d
+                                                     : logit_difference(ops.mods, int(i), int(c), int(top), w.rowS(r, c),
+                                                                        w.rowS(r, top), exact[c]));
+            }
+      }
+    }
+    acc += row / tau / sum;
+  }
+  return acc;
+}
+
+}  // namespace qkscope::cpu::detail
