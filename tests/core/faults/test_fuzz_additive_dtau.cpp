@@ -62,7 +62,7 @@ void check_dtau(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix&
 TEST_CASE("additive dL/dtau over keys tied at 0 beside a value of -3.3e35 (fuzzer, fifth session)",
           "[faults][reliability][tiled][score]") {
   // z_5 - z_j ~ 5e-4 carries dL/dtau = 8.78998e31; the fused form's z made it 8.78989e31
-  // (9.7e-6 relative, 1.015 times the bar). Exact differences: within 1e-7.
+  // (9.7e-6 relative, 1.015 times the bar). Exact differences (each in float): within 4e-7.
   AttentionConfig<float> c;
   c.score = "additive";
   const Matrix Q = qktest::mat<float>({{4}}), K = qktest::mat<float>({{-2.25f}, {0}, {0}, {0}, {0}, {1}, {0}}),
@@ -71,7 +71,7 @@ TEST_CASE("additive dL/dtau over keys tied at 0 beside a value of -3.3e35 (fuzze
   const auto p = additive_params(qktest::mat<float>({{-2.3999877f}, {-0.311219335f}}),
                                  qktest::mat<float>({{-0.416232675f}, {0.0192793366f}}), {-0.27999711f, 0.287239105f},
                                  {0, 0});
-  check_dtau(Q, K, V, dO, p, c, 1e-7, {1, 2, 3, 7});
+  check_dtau(Q, K, V, dO, p, c, 4e-7, {1, 2, 3, 7});
 }
 
 TEST_CASE("additive dL/dtau over keys 1e-6 apart beside a biased unit (fuzzer, sixth session)",
