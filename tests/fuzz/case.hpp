@@ -203,6 +203,12 @@ inline void describe(const std::string& what, const Case& c) {
       }
       std::fprintf(stderr, "\n");
     }
+    if (b.relative.size()) {  // the table itself (a finding's test needs its values)
+      std::fprintf(stderr, "  relative table =");
+      for (Eigen::Index i = 0; i < b.relative.size(); ++i) std::fprintf(stderr, " %.9g", double(b.relative(i)));
+      std::fprintf(stderr, "\n");
+    }
+    if (b.dense.size()) print("dense", b.dense);
     if (b.t5) {
       std::fprintf(stderr, "  t5: bidirectional %d, num_buckets %d, max_distance %d, table =", int(b.t5->bidirectional),
                    b.t5->num_buckets, b.t5->max_distance);

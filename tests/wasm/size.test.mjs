@@ -14,9 +14,10 @@
 //                                 203,923 B; 204.5 KB until the additive backward's two-pass
 //                                 row sums (dv split per row, exact tanh differences where a
 //                                 sum cancels), sixth session: 207,115 B; 207.5 KB until
-//                                 dL/dtau's exact logit differences, seventh session:
-//                                 207,866 B, with the additive raw differences scalar: the
-//                                 vectorised form was 1.7 KB more, native/bench/NOTES.md);
+//                                 dL/dtau's exact logit differences and the bias tables'
+//                                 compensated sums, seventh session: 207,551 B, with the
+//                                 additive raw differences scalar: the vectorised form was
+//                                 1.7 KB more, native/bench/NOTES.md);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';

@@ -19,6 +19,7 @@
 
 #include "qkscope/cpu/flash.hpp"
 #include "qkscope/cpu/temperature_grad.hpp"
+#include "qkscope/detail/compensated_sum.hpp"
 
 namespace qkscope::cpu::detail {
 
@@ -88,6 +89,11 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
                  double* dpos, Mat<T>* ddense, const RowSums* rs = nullptr) {
   const auto& m = ops.mods;
   const bool positional = dpos && (m.relative || m.t5);
+  // dpos holds n_pos sums, then their n_pos compensations (detail::compensated_add): pairs of
+  // other rows and key tiles cancel to 0 in double where one row's -0.18 has to stay (dz of
+  // +-1e37 on two tied keys; the T5 entry came out 0: fuzzer finding).
+  const int n_pos = (m.relative ? 2 * m.R + 1 : 0) + (m.t5 ? m.buckets.num_buckets : 0);
+  auto add_pos = [&](int k, double dz) { qkscope::detail::compensated_add(dpos[k], dpos[n_pos + k], dz); };
   const bool exact_slopes = rs && m.softcap;
   const double inv_tau = double(m.inv_tau), scale = double(m.scale);
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
@@ -107,8 +113,8 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
       for (Eigen::Index c = 0; c < dx.size(); ++c) {
         const int i = int(i0 + r), j = int(j0 + c);
         const double dz = dx(c) * inv_tau;
-        if (m.relative) dpos[m.relative_index(i, j)] += dz;
-        if (m.t5) dpos[(m.relative ? 2 * m.R + 1 : 0) + m.t5_index(i, j)] += dz;
+        if (m.relative) add_pos(m.relative_index(i, j), dz);
+        if (m.t5) add_pos((m.relative ? 2 * m.R + 1 : 0) + m.t5_index(i, j), dz);
       }
     if (!exact_slopes) dX.row(r) = dx.template cast<T>();
   }
@@ -202,7 +208,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     g[n].dKs.resize(L_k, scorers[n].k_width());
     g[n].dV.resize(L_k, V[n]->cols());
     if (ops.mods.dense) g[n].ddense = Mat<T>::Zero(L_q, L_k);
-    rel_part[n] = Mat<double>::Zero(nk, n_pos);  // per key tile: relative table, then T5 table
+    rel_part[n] = Mat<double>::Zero(nk, 2 * n_pos);  // per key tile: relative, T5 table; compensations
     extra_part[n] = Mat<T>::Zero(nk, n_extra);
     extra_rows_part[n] = Mat<T>::Zero(nq, n_extra);
   }
@@ -317,7 +323,15 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   // Reductions in tile order: independent of the thread count.
   for (Eigen::Index n = 0; n < heads; ++n) {
     g[n].extra = Vec<T>::Zero(n_extra);
-    const Vec<T> pos = rel_part[n].colwise().sum().transpose().template cast<T>();  // in tile order
+    Vec<T> pos(n_pos);  // in tile order, compensated (finish_tile)
+    for (Eigen::Index k = 0; k < n_pos; ++k) {
+      double s = 0, c = 0;
+      for (Eigen::Index t = 0; t < nk; ++t) {
+        qkscope::detail::compensated_add(s, c, rel_part[n](t, k));
+        c += rel_part[n](t, n_pos + k);
+      }
+      pos(k) = T(s + c);
+    }
     if (n_rel) g[n].drelative = pos.head(n_rel);
     if (n_t5) g[n].dt5_table = pos.tail(n_t5);
     for (Eigen::Index t = 0; t < nk; ++t)
