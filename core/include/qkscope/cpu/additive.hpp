@@ -203,11 +203,14 @@ struct AdditiveScorer {
   /// S_ij - S_ir (out[j], in double) for the keys of `blocks`: sum_h v_h (t_jh - t_rh), each
   /// difference from the keys' own, tanh(B_jh - B_rh) (score::key_tanh_difference), so tied
   /// keys give 0 exactly and near-tied ones keep their digits (dL/dtau: cpu/temperature_grad.hpp).
+  /// Exact for the float projections B: err[j] bounds what their rounding puts into out[j],
+  /// eps sum_h |v_h| (1 - t_jh t_rh) (|B_jh| + |B_rh|) over the units where B_jh != B_rh.
   /// Scalar (std::tanh, as the core's exact pass): only rows the bound flags take it, and
   /// vectorised over the units it cost the tiled wasm module 1.7 KB gzipped.
   void raw_differences(Eigen::Index i, Eigen::Index r, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
-                       double* out) const {
+                       double* out, double* err) const {
     const Eigen::Index L_k = Bp->rows(), dh = vp->size();
+    const double eps = double(std::numeric_limits<T>::epsilon());
     Row t_r(dh), c_r(dh);
     for (Eigen::Index h = 0; h < dh; ++h) {
       const T x = (*Ap)(i, h) + (*Bp)(r, h);
@@ -216,12 +219,15 @@ struct AdditiveScorer {
     }
     for (const Eigen::Index j0 : blocks)
       for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
-        double s = 0;
+        double s = 0, bound = 0;
         for (Eigen::Index h = 0; h < dh; ++h) {
-          const T b_j = (*Bp)(j, h), x = (*Ap)(i, h) + b_j;
-          s += double((*vp)(h)) * double(score::key_tanh_difference(b_j, (*Bp)(r, h), x, std::tanh(x), t_r(h), c_r(h)));
+          const T b_j = (*Bp)(j, h), b_r = (*Bp)(r, h), x = (*Ap)(i, h) + b_j, t = std::tanh(x);
+          s += double((*vp)(h)) * double(score::key_tanh_difference(b_j, b_r, x, t, t_r(h), c_r(h)));
+          if (b_j != b_r)
+            bound += std::abs(double((*vp)(h))) * (1 - double(t) * double(t_r(h))) * (std::abs(double(b_j)) + std::abs(double(b_r)));
         }
         out[j] = s;
+        err[j] = eps * bound;
       }
   }
   /// Select mask of the units h, h + 1, ... of one packet that are small units (XU).
