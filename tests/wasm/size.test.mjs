@@ -15,7 +15,7 @@
 //                                 row sums (dv split per row, exact tanh differences where a
 //                                 sum cancels), sixth session: 207,115 B; 207.5 KB until
 //                                 dL/dtau's exact logit differences and the bias tables'
-//                                 compensated sums, seventh session: 207,551 B, with the
+//                                 compensated sums, seventh session: 207,752 B, with the
 //                                 additive raw differences scalar: the vectorised form was
 //                                 1.7 KB more, native/bench/NOTES.md);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
