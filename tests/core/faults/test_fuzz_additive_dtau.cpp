@@ -22,31 +22,11 @@ using namespace qkscope;
 
 namespace {
 
-ScoreParams<float> additive_params(const Matrix& W_q, const Matrix& W_k, std::initializer_list<float> v,
-                                   std::initializer_list<float> b) {
-  ScoreParams<float> p;
-  p.W_q = W_q;
-  p.W_k = W_k;
-  p.v = Eigen::Map<const Vector>(std::data(v), Eigen::Index(v.size()));
-  p.b = Eigen::Map<const Vector>(std::data(b), Eigen::Index(b.size()));
-  return p;
-}
-
-double double_core_dtau(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
-                        const ScoreParams<float>& p, const AttentionConfig<float>& c) {
-  const auto cd = qktest::config_as<double>(c);
-  const ScoreParams<double> pd = p.cast<double>();
-  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
-  return attention_backward<double>(Qd, Kd, Vd, pd, cd, attention_forward<double>(Qd, Kd, Vd, pd, cd),
-                                    dO.cast<double>())
-      .dtemperature;
-}
-
 /// The tiled dL/dtau at block_k bk (one thread) against the double core: within `rel` of it,
 /// and under the fuzz harness's bar.
 void check_dtau(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO, const ScoreParams<float>& p,
                 const AttentionConfig<float>& c, double rel, std::initializer_list<Eigen::Index> blocks) {
-  const double right = double_core_dtau(Q, K, V, dO, p, c);
+  const double right = qktest::double_core_grads(Q, K, V, dO, p, c).dtemperature;
   for (const Eigen::Index bk : blocks) {
     INFO("block_k " << bk);
     const auto t = cpu::attention_forward<float>(Q, K, V, p, c, qktest::one_thread(bk));
@@ -68,7 +48,7 @@ TEST_CASE("additive dL/dtau over keys tied at 0 beside a value of -3.3e35 (fuzze
   const Matrix Q = qktest::mat<float>({{4}}), K = qktest::mat<float>({{-2.25f}, {0}, {0}, {0}, {0}, {1}, {0}}),
                V = qktest::mat<float>({{0}, {0}, {0}, {0}, {0}, {-3.32306999e+35f}, {1}}),
                dO = qktest::mat<float>({{1}});
-  const auto p = additive_params(qktest::mat<float>({{-2.3999877f}, {-0.311219335f}}),
+  const auto p = qktest::additive_params(qktest::mat<float>({{-2.3999877f}, {-0.311219335f}}),
                                  qktest::mat<float>({{-0.416232675f}, {0.0192793366f}}), {-0.27999711f, 0.287239105f},
                                  {0, 0});
   check_dtau(Q, K, V, dO, p, c, 4e-7, {1, 2, 3, 7});
@@ -95,7 +75,7 @@ TEST_CASE("additive dL/dtau over keys 1e-6 apart beside a biased unit (fuzzer, s
                                        {1, 1, 1}}),
                dO = qktest::mat<float>({{2, 0, 1}, {1, 0, -4}, {0, 0, -3.96875f}, {1, 1, 1}, {2.05490208f, 1, 1},
                                         {1, 2, 0}, {1, -2.00759792f, -3}});
-  const auto p = additive_params(
+  const auto p = qktest::additive_params(
       qktest::mat<float>({{-0.315206319f}, {1.89797843f}, {0.824119568f}, {0.454662681f}}),
       qktest::mat<float>({{-1.94539738f}, {-0.302695155f}, {0.117826529f}, {-1.07782149f}}),
       {0.104274228f, -0.24945195f, -0.316358864f, -0.488519341f}, {0, 1, 0, 0});
@@ -110,7 +90,7 @@ TEST_CASE("additive dL/dtau of one saturated unit at tau 0.033 (fuzzer, sixth se
   c.temperature = 0.032638704335363353;
   const Matrix Q = qktest::mat<float>({{-3}}), K = qktest::mat<float>({{-2.08015251f}, {0.956473827f}, {1}}),
                V = qktest::mat<float>({{2}, {1}, {2}}), dO = qktest::mat<float>({{1}});
-  const auto p = additive_params(qktest::mat<float>({{0.530450761f}}), qktest::mat<float>({{0.0961297825f}}),
+  const auto p = qktest::additive_params(qktest::mat<float>({{0.530450761f}}), qktest::mat<float>({{0.0961297825f}}),
                                  {0.411562175f}, {1});
   check_dtau(Q, K, V, dO, p, c, 1e-6, {1, 2, 3});
 }
@@ -161,7 +141,7 @@ TEST_CASE("additive dL/dtau beside a softcap saturated in double: as the double 
   c.bias.softcap = 1;
   const Matrix Q = qktest::mat<float>({{0.5f}}), K = qktest::mat<float>({{0.5f}, {0.600000024f}}),
                V = qktest::mat<float>({{0}, {1.00000002e+30f}}), dO = qktest::mat<float>({{1}});
-  const auto p = additive_params(qktest::mat<float>({{1}}), qktest::mat<float>({{1}}), {1}, {0});
+  const auto p = qktest::additive_params(qktest::mat<float>({{1}}), qktest::mat<float>({{1}}), {1}, {0});
   check_dtau(Q, K, V, dO, p, c, 0, {1, 2});
 }
 

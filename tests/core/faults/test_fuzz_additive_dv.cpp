@@ -19,29 +19,6 @@
 
 using namespace qkscope;
 
-namespace {
-
-ScoreParams<float> additive_params(const Matrix& W_q, const Matrix& W_k, std::initializer_list<float> v,
-                                   std::initializer_list<float> b) {
-  ScoreParams<float> p;
-  p.W_q = W_q;
-  p.W_k = W_k;
-  p.v = Eigen::Map<const Vector>(std::data(v), Eigen::Index(v.size()));
-  p.b = Eigen::Map<const Vector>(std::data(b), Eigen::Index(b.size()));
-  return p;
-}
-
-AttentionGrads<double> double_core(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
-                                   const ScoreParams<float>& p, const AttentionConfig<float>& c) {
-  const auto cd = qktest::config_as<double>(c);
-  const ScoreParams<double> pd = p.cast<double>();
-  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
-  return attention_backward<double>(Qd, Kd, Vd, pd, cd, attention_forward<double>(Qd, Kd, Vd, pd, cd),
-                                    dO.cast<double>());
-}
-
-}  // namespace
-
 TEST_CASE("additive dL/dv beside tied keys' dS of 1e33: T5 bias, window (fuzzer, fifth session)",
           "[faults][reliability][tiled][score]") {
   // Keys 0, 1, 3-6 tied at 0, key 2 at -1.8e30 and key 7 at 8.6e29 (saturated units), a value
@@ -58,11 +35,11 @@ TEST_CASE("additive dL/dv beside tied keys' dS of 1e33: T5 bias, window (fuzzer,
                                        {8.55690389e+29f, 3.99999998e-08f}}),
                V = qktest::mat<float>({{3.99993706f}, {-2.59614843e+33f}, {4}, {1.03125f}, {0}, {0}, {0}, {0}}),
                dO = qktest::mat<float>({{0}, {0}, {-0.15796566f}});
-  const auto p = additive_params(qktest::mat<float>({{-0.520469666f, -1.28974509f}, {-0.698875606f, -1.17139387f}}),
+  const auto p = qktest::additive_params(qktest::mat<float>({{-0.520469666f, -1.28974509f}, {-0.698875606f, -1.17139387f}}),
                                  qktest::mat<float>({{-0.91941154f, -0.108079702f}, {-0.207239702f, 0.452929467f}}),
                                  {-0.408244371f, 0.5412938f}, {0, 0});
   const double right[2] = {-6.01620743989e-18, 6.01620759258e-18};
-  const auto g64 = double_core(Q, K, V, dO, p, c);
+  const auto g64 = qktest::double_core_grads(Q, K, V, dO, p, c);
   for (int h = 0; h < 2; ++h) CHECK(g64.dparams.v(h) == Approx(right[h]).epsilon(1e-9));
   const auto g32 = attention_backward<float>(Q, K, V, p, c, attention_forward<float>(Q, K, V, p, c), dO);
   for (Eigen::Index bk : {1, 2, 3, 4, 8}) {
@@ -90,10 +67,10 @@ TEST_CASE("additive dL/dv with causal keys tied at 0 beside a value of 1.6e29 (f
                K = qktest::mat<float>({{0}, {0}, {0}, {0}, {0}, {0}, {-3}}),
                V = qktest::mat<float>({{0}, {3.97036791f}, {1.58456325e+29f}, {-1}, {-2}, {-3.86853695f}, {-1}}),
                dO = qktest::mat<float>({{3.97595215f}, {0}, {0}, {0}});
-  const auto p = additive_params(qktest::mat<float>({{-0.452757746f}, {2.65060592f}, {-0.988604128f}, {0.252462715f}}),
+  const auto p = qktest::additive_params(qktest::mat<float>({{-0.452757746f}, {2.65060592f}, {-0.988604128f}, {0.252462715f}}),
                                  qktest::mat<float>({{1.59999359f}, {0.0942334011f}, {-1.06935346f}, {-0.825064421f}}),
                                  {-3, 0.496657968f, -0.149375439f, -0.0912888274f}, {0, 0, 0, 0});
-  const auto g64 = double_core(Q, K, V, dO, p, c);
+  const auto g64 = qktest::double_core_grads(Q, K, V, dO, p, c);
   CHECK(std::abs(g64.dparams.v(0) - -8.35238971904e-53) <= 1e-52);  // 0 now; 3.5e13 before
   for (int h = 1; h < 4; ++h) CHECK(g64.dparams.v(h) == 0);
   for (Eigen::Index bk : {1, 2, 3, 7}) {
@@ -113,7 +90,7 @@ TEST_CASE("additive dQ with keys 2e-8 apart on an exp-form unit (fuzzer, fourth 
   c.temperature = 0.96982714514157131;
   const Matrix Q = qktest::mat<float>({{0}}), K = qktest::mat<float>({{0}, {0}, {-1.99999999e-08f}}),
                V = qktest::mat<float>({{3.32306999e+35f}, {1}, {3}}), dO = qktest::mat<float>({{1}});
-  const auto p = additive_params(qktest::mat<float>({{-0.617388129f}, {-2.42968917f}}),
+  const auto p = qktest::additive_params(qktest::mat<float>({{-0.617388129f}, {-2.42968917f}}),
                                  qktest::mat<float>({{-0.290379405f}, {1.14210415f}}), {-0.226387024f, 0.320506245f},
                                  {0, 1});
   for (Eigen::Index bk : {1, 2, 3}) {

@@ -20,6 +20,30 @@ inline qkscope::Vector vec(std::initializer_list<float> x) {
   return Eigen::Map<const qkscope::Vector>(x.begin(), Eigen::Index(x.size()));
 }
 
+/// Additive (Bahdanau) parameters from literal rows: W_q, W_k (d_h, d), v and b (d_h).
+inline qkscope::ScoreParams<float> additive_params(const qkscope::Matrix& W_q, const qkscope::Matrix& W_k,
+                                                   std::initializer_list<float> v, std::initializer_list<float> b) {
+  qkscope::ScoreParams<float> p;
+  p.W_q = W_q;
+  p.W_k = W_k;
+  p.v = vec(v);
+  p.b = vec(b);
+  return p;
+}
+
+/// The core's gradients in double from the float inputs (the fuzz harness's right value).
+inline qkscope::AttentionGrads<double> double_core_grads(const qkscope::Matrix& Q, const qkscope::Matrix& K,
+                                                         const qkscope::Matrix& V, const qkscope::Matrix& dO,
+                                                         const qkscope::ScoreParams<float>& p,
+                                                         const qkscope::AttentionConfig<float>& c) {
+  using namespace qkscope;
+  const auto cd = config_as<double>(c);
+  const ScoreParams<double> pd = p.cast<double>();
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  return attention_backward<double>(Qd, Kd, Vd, pd, cd, attention_forward<double>(Qd, Kd, Vd, pd, cd),
+                                    dO.cast<double>());
+}
+
 inline qkscope::cpu::TiledOptions one_thread(Eigen::Index block_k = 2) {
   qkscope::cpu::TiledOptions o;
   o.threads = 1;

@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "qkscope/cpu/tile_ops.hpp"
-#include "qkscope/score/tanh_difference.hpp"
 
 namespace qkscope::cpu::detail {
 
