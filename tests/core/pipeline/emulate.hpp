@@ -88,9 +88,10 @@ struct EmuGrads {
 };
 
 /// One head's flash backward for a dot-product scorer S = Qs Ks^T (Qs: (L_q, d), Ks: (L_k, d)).
+/// D_rel moves every D_i by D_rel |D_i| (the test's bar for the rounding of D itself).
 template <class T>
 EmuGrads<T> flash_backward(const T* Qs, const T* Ks, int d, const T* V, int d_v, const T* O,
-                           const T* lse, const T* dO, const Logits<T>& lg, const BlockClassifier& bc) {
+                           const T* lse, const T* dO, const Logits<T>& lg, const BlockClassifier& bc, T D_rel = 0) {
   const Mask& m = lg.mask;
   EmuGrads<T> g;
   g.dQs.assign(std::size_t(m.L_q) * d, T(0));
@@ -99,6 +100,7 @@ EmuGrads<T> flash_backward(const T* Qs, const T* Ks, int d, const T* V, int d_v,
   std::vector<T> Dv(std::size_t(m.L_q), T(0));
   for (int i = 0; i < m.L_q; ++i)  // D_i = rowsum(dO * O): the preprocessing kernel
     for (int e = 0; e < d_v; ++e) Dv[i] += dO[offset_t(i) * d_v + e] * O[offset_t(i) * d_v + e];
+  for (T& D : Dv) D += D_rel * (D < 0 ? -D : D);
   auto raw = [&](int i, int j) {
     T s = 0;
     for (int k = 0; k < d; ++k) s += Qs[offset_t(i) * d + k] * Ks[offset_t(j) * d + k];

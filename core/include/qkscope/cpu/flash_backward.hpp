@@ -39,7 +39,7 @@ struct BackwardScratch {
   Vec<T> s, x, p, dx, tmp, lo;  // (bq * bk) storage of S, logits, P, dP / dx; one row (tmp, lo)
   Mat<T> dQt, dKt, dVt, Qt;  // Qt: the scaled query tile (as the forward's)
   Vec<T> extra;
-  std::vector<double> rows;  // per query row: sum of the divided P, sum P, b (RowShift)
+  std::vector<double> rows;  // per query row: sum of the divided P, sum P
   std::vector<double> row_sums, row_ref;  // per query row: RowSums (finish_tile)
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
   void reserve(Eigen::Index n) {
@@ -48,13 +48,16 @@ struct BackwardScratch {
   }
 };
 
-/// D_i = sum_j P_ij dP_ij held as b_i + c_i: b_i the dP of the row's first key with P > 0 and
-/// c_i = sum_j P_ij (dP_ij - b_i) (P summing to 1), as the core's softmax_backward shifts dp
-/// (norm/row.hpp). dP - D = (dP - b) - c is then exact where dP are tied (0) and keeps a
-/// difference that D alone would round away: dP = [-5e35, 0, -5e35] with P = [1, 6e-38,
-/// 6e-38] has dP_0 - D = -5e35 * 6e-38 = -0.03, below double's spacing at 5e35 (fuzzer
-/// finding: dQ off by 67%). Both in double: rounding D to T first cost dK 1e-5 relative
-/// with dP near 1e2 and dP - D near 1e-3 (an earlier finding).
+/// D_i = sum_j P_ij dP_ij held as b_i + c_i: b_i the dP of the row's key of largest P (the
+/// lowest index among ties) and c_i = sum_j P_ij (dP_ij - b_i) (P summing to 1), as the core's
+/// softmax_backward shifts dp (norm/row.hpp). dP - D = (dP - b) - c is then exact where dP are
+/// tied (0) and keeps a difference that D alone would round away: dP = [-5e35, 0, -5e35] with
+/// P = [1, 6e-38, 6e-38] has dP_0 - D = -5e35 * 6e-38 = -0.03, below double's spacing at 5e35
+/// (fuzzer finding: dQ off by 67%). The key that carries the row has dP - b = 0, so c holds
+/// only the other keys' small shares: b from the first key with P > 0 left every gradient 1e5
+/// times the bar where that key's P underflowed beside dP = 4.6e34 (review). Both in double:
+/// rounding D to T first cost dK 1e-5 relative with dP near 1e2 and dP - D near 1e-3 (an
+/// earlier finding).
 struct RowShift {
   Eigen::VectorXd base, centred;  // b_i, c_i; (L_q)
   double dp_minus_d(double dp, Eigen::Index i) const { return (dp - base(i)) - centred(i); }
@@ -76,6 +79,18 @@ struct RowSums {
   const double* ref = nullptr;  // (bq) s'_ref
 };
 
+/// What finish_tile needs to take a subnormal P again in double (exact_weight, tile_ops.hpp):
+/// the tile's z and the rows' logsumexp and inverse sums of P.
+template <class T>
+struct TileLogits {
+  Eigen::Ref<const Mat<T>> Z;  // (bq, bk)
+  const Vec<T>& lse;
+  const Eigen::VectorXd& inv_sum;
+  double weight(const Eigen::Ref<const Mat<T>>& P, Eigen::Index r, Eigen::Index c, Eigen::Index i, T tau) const {
+    return exact_weight(P(r, c), Z(r, c), double(lse(i)) * double(tau), double(tau), inv_sum(i));
+  }
+};
+
 /// dx = P (dP - D) in place of dP, then through the modifiers to dL/draw (S: the raw scores).
 /// dpos (the relative table's 2R+1 entries, then the T5 table's) gathers dz = dx / tau in
 /// double from dx before it is rounded to T: a table entry read by every pair of a row has
@@ -86,7 +101,7 @@ struct RowSums {
 template <class T>
 void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index j0,
                  const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
-                 double* dpos, Mat<T>* ddense, const RowSums* rs = nullptr) {
+                 const TileLogits<T>& Z, double* dpos, Mat<T>* ddense, const RowSums* rs = nullptr) {
   const auto& m = ops.mods;
   const bool positional = dpos && (m.relative || m.t5);
   // dpos holds n_pos sums, then their n_pos compensations (detail::compensated_add): pairs of
@@ -97,8 +112,11 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
   const bool exact_slopes = rs && m.softcap;
   const double inv_tau = double(m.inv_tau), scale = double(m.scale);
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
-    const Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
-                                  ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
+    Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
+                            ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
+    for (Eigen::Index c = 0; c < dx.size(); ++c)  // subnormal P in double, as D took them
+      if (P(r, c) > T(0) && P(r, c) < std::numeric_limits<T>::min())
+        dx(c) = Z.weight(P, r, c, i0 + r, ops.tau) * D.dp_minus_d(double(dX(r, c)), i0 + r);
     if (exact_slopes) {
       double sum = 0;
       for (Eigen::Index c = 0; c < dx.size(); ++c) {
@@ -161,24 +179,59 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
-  if (rows) {  // per row: s = sum P (for the division) and b (RowShift)
+  if (rows)  // per row: sum P (for the division)
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);
-      if (lo >= hi || lse(i0 + r) == ninf) continue;
-      if (std::isnan(rows[3 * r + 2])) {  // b: the dP of the row's first key with P > 0, as the core
-        Eigen::Index c = lo;               // (a visible key with P = 0 may hold dP = 2.6e38, whose
-        while (c < hi && !(P(r, c) > T(0))) ++c;  // spacing would swallow the others: fuzzer finding)
-        if (c == hi) continue;  // no weight in this tile yet: it adds nothing to either sum
-        rows[3 * r + 2] = double(dX(r, c));
-      }
-      rows[3 * r + 1] += P.row(r).segment(lo, hi - lo).template cast<double>().sum();
+      if (lo < hi && lse(i0 + r) != ninf) rows[2 * r + 1] += P.row(r).segment(lo, hi - lo).template cast<double>().sum();
     }
-  }
   if (D) {  // pass A: the same dL/draw as pass B (exact slopes for the by-rows scorers)
     const RowSums slopes_only{};
-    finish_tile<T>(ops, *D, i0, j0, P, dX, S, drel, ddense, Scorer::grad_q_by_rows ? &slopes_only : nullptr);
+    finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum}, drel, ddense,
+                   Scorer::grad_q_by_rows ? &slopes_only : nullptr);
   }
   return true;
+}
+
+/// Pass B's per-row normalisation of one query tile (w's row of blocks, w.rows[2 r + 1] the sum
+/// of P): inv_sum and rowP divided by it, then D = b + c (RowShift) and w.rows[2 r] = the sum of
+/// the divided P. Depends on T only, not on the scorer: one copy in the wasm module.
+template <class T>
+[[gnu::noinline]] void row_shifts(BackwardScratch<T>& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
+                Eigen::Index block_k, Eigen::Index L_k, const Vec<T>& lse, T tau, Eigen::VectorXd& inv_sum, RowShift& D) {
+  // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
+  // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
+  // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum,
+  // rounded to T (the same bits in both passes).
+  for (Eigen::Index r = 0; r < bq; ++r) {
+    const double sum = w.rows[2 * r + 1];
+    inv_sum(i0 + r) = sum > 0 ? 1.0 / sum : 0.0;
+    if (sum > 0) w.rowP.row(r) *= T(1.0 / sum);
+  }
+  // D_i = b_i + c_i from that very P (0 for a fully masked row): then sum_j dx_ij =
+  // sum_j P_ij (dP_ij - D_i) is 0 up to double's rounding, and so are the gradients of a bias
+  // entry every pair of a row reads (a relative table of one entry at tau = 1e-3 got 5e-5
+  // where the right value is 0, when D came from P before its division: fuzzer finding).
+  for (Eigen::Index r = 0; r < bq; ++r) {
+    double b = 0;  // the dP of the row's key of largest P (the lowest index among ties), as the core
+    T top = 0;
+    for (const Eigen::Index j0 : blocks)
+      for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k)
+        if (w.rowP(r, k) > top) top = w.rowP(r, k), b = double(w.rowdX(r, k));
+    double c = 0, s = 0;
+    if (w.rows[2 * r + 1] > 0)
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k) {
+          const double p = exact_weight(w.rowP(r, k), w.rowX(r, k), double(lse(i0 + r)) * double(tau), double(tau),
+                                        inv_sum(i0 + r));
+          if (p > 0) {
+            c += p * (double(w.rowdX(r, k)) - b);
+            s += p;
+          }
+        }
+    D.base(i0 + r) = s > 0 ? b : 0.0;
+    D.centred(i0 + r) = s > 0 ? c / s : 0.0;
+    w.rows[2 * r] = s;  // the row's sum of P, for dL/dtau
+  }
 }
 
 /// Backward for every head n (scorers[n], V[n], fwd[n], dO[n]); g[n] receives its grads.
@@ -219,8 +272,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
                        bq = std::min(opt.block_q, L_q - i0);
     const auto& sc = scorers[n];
     w.dQt.setZero(bq, sc.q_width());
-    w.rows.assign(3 * bq, 0.0);
-    for (Eigen::Index r = 0; r < bq; ++r) w.rows[3 * r + 2] = std::numeric_limits<double>::quiet_NaN();
+    w.rows.assign(2 * bq, 0.0);
     w.rowS.resize(bq, L_k);
     w.rowX.resize(bq, L_k);
     w.rowP.resize(bq, L_k);
@@ -237,35 +289,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       w.rowP.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.p.data(), bq, bk);
       w.rowdX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk);
     }
-    // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
-    // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
-    // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum,
-    // rounded to T (the same bits in both passes).
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const double sum = w.rows[3 * r + 1];
-      inv_sum[n](i0 + r) = sum > 0 ? 1.0 / sum : 0.0;
-      if (sum > 0) w.rowP.row(r) *= T(1.0 / sum);
-    }
-    // D_i = b_i + c_i from that very P (0 for a fully masked row): then sum_j dx_ij =
-    // sum_j P_ij (dP_ij - D_i) is 0 up to double's rounding, and so are the gradients of a bias
-    // entry every pair of a row reads (a relative table of one entry at tau = 1e-3 got 5e-5
-    // where the right value is 0, when D came from P before its division: fuzzer finding).
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const double b = w.rows[3 * r + 2];
-      double c = 0, s = 0;
-      if (w.rows[3 * r + 1] > 0)
-        for (const Eigen::Index j0 : blocks)
-          for (Eigen::Index k = j0, e = std::min(j0 + opt.block_k, L_k); k < e; ++k) {
-            const double p = double(w.rowP(r, k));
-            if (p > 0) {
-              c += p * (double(w.rowdX(r, k)) - b);
-              s += p;
-            }
-          }
-      D[n].base(i0 + r) = s > 0 ? b : 0.0;
-      D[n].centred(i0 + r) = s > 0 ? c / s : 0.0;
-      w.rows[3 * r] = s;  // the row's sum of P, for dL/dtau
-    }
+    row_shifts<T>(w, i0, bq, blocks, opt.block_k, L_k, lse[n], ops.tau, inv_sum[n], D[n]);
     // dL/dtau's share (temperature_grad.hpp).
     dtau_part[item] = -temperature_rows(sc, ops, D[n], lse[n], inv_sum[n], i0, bq, blocks, opt.block_k, L_k, w) /
                       double(ops.tau);
@@ -287,7 +311,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
-                     w.rowS.middleCols(j0, bk), nullptr, nullptr, by_rows ? &rs : nullptr);
+                     w.rowS.middleCols(j0, bk), TileLogits<T>{w.rowX.middleCols(j0, bk), lse[n], inv_sum[n]},
+                     nullptr, nullptr, by_rows ? &rs : nullptr);
       if constexpr (requires { sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt); })
         sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }

@@ -69,7 +69,7 @@ double logit_difference(const pipeline::ScoreMods<T>& m, int i, int j, int r, T 
 
 /// dL/dtau's share of the query tile at i0 (bq rows), times -tau (the caller divides): per
 /// row, sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) / sum_j p^_ij. w holds the tile's row of
-/// blocks (rowS, rowX = z, rowP divided by its row sum, rowdX = dP) and w.rows[3 r] the sum
+/// blocks (rowS, rowX = z, rowP divided by its row sum, rowdX = dP) and w.rows[2 r] the sum
 /// of p^; lse and inv_sum as flash_backward's.
 template <class T, class Scorer, class Scratch, class Shift>
 double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
@@ -82,7 +82,7 @@ double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D,
   if constexpr (RawDifferences<Scorer>) raw_err = std::abs(double(ops.mods.scale)) * sc.raw_error_bound();
   double acc = 0;
   for (Eigen::Index r = 0; r < bq; ++r) {
-    const double sum = w.rows[3 * r];
+    const double sum = w.rows[2 * r];
     if (!(sum > 0)) continue;  // fully masked row
     const Eigen::Index i = i0 + r;
     Eigen::Index top = -1;  // the key of the largest visible z (its value kept: no load chain)
@@ -96,10 +96,7 @@ double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D,
     // (fuzzer finding). Such P are taken again in double from the same logit and shift.
     const double shift = double(lse(i)) * tau, scale_p = inv_sum(i);
     auto weight = [&](Eigen::Index c) {  // p^ (dP - D)
-      const double p = w.rowP(r, c) >= std::numeric_limits<T>::min()
-                           ? double(w.rowP(r, c))
-                           : std::exp((double(w.rowX(r, c)) - shift) / tau) * scale_p;
-      return p * D.dp_minus_d(double(w.rowdX(r, c)), i);
+      return exact_weight(w.rowP(r, c), w.rowX(r, c), shift, tau, scale_p) * D.dp_minus_d(double(w.rowdX(r, c)), i);
     };
     // The row's sum from the float z, its size B (sum of |terms|) and bounds of what two kinds
     // of error in the z put into the terms that exact differences would change: E_fused, the

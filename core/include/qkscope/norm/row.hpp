@@ -74,17 +74,21 @@ inline void stable_softmax(const T* z, Eigen::Index n, T tau, const char* keep, 
 }
 
 /// Softmax Jacobian-vector product: dy = p * (dp - p . dp), then dz = dy / tau.
-/// dp is first shifted by the dp of the first attended key (p . 1 = 1 makes the result
-/// independent of the shift): equal dp then give dz = 0 exactly instead of p times the
-/// rounding of p . dp, which 1 / tau or a later rescaling would blow up.
+/// dp is first shifted by the dp of the key of largest p (the lowest index among ties; p . 1 = 1
+/// makes the result independent of the shift): equal dp then give dz = 0 exactly instead of p
+/// times the rounding of p . dp, which 1 / tau or a later rescaling would blow up, and the key
+/// that carries the row has dp - shift = 0, so its dz = -p (p . (dp - shift)) sums only the
+/// other keys' small shares. A shift by the first attended key instead left that key
+/// eps |dp_first - dp_top| of error: with p = [5e-17, 1, 5e-17] and dp = [0, -1e34, -20] the
+/// top key's dz came out 0 where it is -9e18 (in double too; fuzzer and review findings).
 /// Returns dL/dtau = -sum_j dz_j (z_j - c) / tau for the shift c, in double: a float row past
 /// FLT_MAX may be cancelled by another row (the caller sums rows in double). (The result is
 /// independent of c because sum_j dz_j = 0; the shift keeps it finite).
 template <class T>
 inline double softmax_backward(const T* z, const T* p, const T* dp, Eigen::Index n, T tau, T* dz) {
   T dot = 0, c = -std::numeric_limits<T>::infinity(), base = 0;
-  for (Eigen::Index j = 0; j < n; ++j)
-    if (p[j] > 0) { base = dp[j]; break; }
+  for (Eigen::Index j = 0, top = -1; j < n; ++j)
+    if (p[j] > 0 && (top < 0 || p[j] > p[top])) top = j, base = dp[j];
   for (Eigen::Index j = 0; j < n; ++j) dot += p[j] * (dp[j] - base);
   for (Eigen::Index j = 0; j < n; ++j)
     if (p[j] > 0 && z[j] > c) c = z[j];
