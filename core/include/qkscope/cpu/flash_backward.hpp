@@ -60,6 +60,7 @@ struct BackwardScratch {
 /// earlier finding).
 struct RowShift {
   Eigen::VectorXd base, centred;  // b_i, c_i; (L_q)
+  std::vector<unsigned char> subnormal;  // (L_q) the row has a P below T's least normal number (exact_weight)
   double dp_minus_d(double dp, Eigen::Index i) const { return (dp - base(i)) - centred(i); }
 };
 
@@ -114,9 +115,10 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
     Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
                             ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
-    for (Eigen::Index c = 0; c < dx.size(); ++c)  // subnormal P in double, as D took them
-      if (P(r, c) > T(0) && P(r, c) < std::numeric_limits<T>::min())
-        dx(c) = Z.weight(P, r, c, i0 + r, ops.tau) * D.dp_minus_d(double(dX(r, c)), i0 + r);
+    if (D.subnormal[std::size_t(i0 + r)])  // subnormal P in double, as D took them (row_shifts)
+      for (Eigen::Index c = 0; c < dx.size(); ++c)
+        if (P(r, c) > T(0) && P(r, c) < std::numeric_limits<T>::min())
+          dx(c) = Z.weight(P, r, c, i0 + r, ops.tau) * D.dp_minus_d(double(dX(r, c)), i0 + r);
     if (exact_slopes) {
       double sum = 0;
       for (Eigen::Index c = 0; c < dx.size(); ++c) {
@@ -196,7 +198,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
 /// of P): inv_sum and rowP divided by it, then D = b + c (RowShift) and w.rows[2 r] = the sum of
 /// the divided P. Depends on T only, not on the scorer: one copy in the wasm module.
 template <class T>
-[[gnu::noinline]] void row_shifts(BackwardScratch<T>& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
+void row_shifts(BackwardScratch<T>& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
                 Eigen::Index block_k, Eigen::Index L_k, const Vec<T>& lse, T tau, Eigen::VectorXd& inv_sum, RowShift& D) {
   // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
   // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
@@ -214,20 +216,30 @@ template <class T>
   for (Eigen::Index r = 0; r < bq; ++r) {
     double b = 0;  // the dP of the row's key of largest P (the lowest index among ties), as the core
     T top = 0;
-    for (const Eigen::Index j0 : blocks)
-      for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k)
-        if (w.rowP(r, k) > top) top = w.rowP(r, k), b = double(w.rowdX(r, k));
+    for (const Eigen::Index j0 : blocks) {  // a block's max first (vectorised), its index only if it is higher
+      const Eigen::Index e = std::min(j0 + block_k, L_k);
+      const T m = w.rowP.row(r).segment(j0, e - j0).maxCoeff();
+      if (m > top) {
+        Eigen::Index k = j0;
+        while (w.rowP(r, k) != m) ++k;
+        top = m;
+        b = double(w.rowdX(r, k));
+      }
+    }
     double c = 0, s = 0;
+    bool small = false;
     if (w.rows[2 * r + 1] > 0)
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k) {
           const double p = exact_weight(w.rowP(r, k), w.rowX(r, k), double(lse(i0 + r)) * double(tau), double(tau),
                                         inv_sum(i0 + r));
           if (p > 0) {
+            small |= w.rowP(r, k) < std::numeric_limits<T>::min();
             c += p * (double(w.rowdX(r, k)) - b);
             s += p;
           }
         }
+    D.subnormal[std::size_t(i0 + r)] = small;
     D.base(i0 + r) = s > 0 ? b : 0.0;
     D.centred(i0 + r) = s > 0 ? c / s : 0.0;
     w.rows[2 * r] = s;  // the row's sum of P, for dL/dtau
@@ -255,6 +267,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   for (Eigen::Index n = 0; n < heads; ++n) {
     D[n].base = Eigen::VectorXd::Zero(L_q);  // filled by pass B
     D[n].centred = Eigen::VectorXd::Zero(L_q);
+    D[n].subnormal.assign(std::size_t(L_q), 0);
     inv_sum[n] = Eigen::VectorXd::Zero(L_q);
     lse[n] = fwd[n]->logsumexp;
     g[n].dQs.resize(L_q, scorers[n].q_width());
