@@ -111,18 +111,24 @@ void check_case(const std::string& score, const Size& s, const std::string& mask
   const pipeline::Logits<double> lg64{mfn, score_mods(c64.bias, scale_of(score, s.L_q, s.L_k, s.d), c64.temperature, mfn.offset)};
   const auto e0 = qktile::flash_backward<double>(q64.data(), k64.data(), d, V64.data(), int(s.d_v), O64.data(),
                                                  lse64.data(), G64.data(), lg64, bc);
-  const auto e1 = qktile::flash_backward<double>(q64.data(), k64.data(), d, V64.data(), int(s.d_v), O64.data(),
-                                                 lse64.data(), G64.data(), lg64, bc, double(FLT_EPSILON));
-  auto moved = [&](const std::vector<double>& a, const std::vector<double>& b, Eigen::Index rows) {
-    return Matrix((as_mat(a, rows, d) - as_mat(b, rows, d)).cast<float>());
+  // Both directions: a row's move of D can cancel another's in dK's sums over rows.
+  auto moved = [&](double D_rel) {
+    const auto e = qktile::flash_backward<double>(q64.data(), k64.data(), d, V64.data(), int(s.d_v), O64.data(),
+                                                  lse64.data(), G64.data(), lg64, bc, D_rel);
+    auto diff = [&](const std::vector<double>& a, const std::vector<double>& b, Eigen::Index rows) {
+      return Matrix((as_mat(a, rows, d) - as_mat(b, rows, d)).cast<float>());
+    };
+    return pr.rows.back(diff(e.dQs, e0.dQs, s.L_q), diff(e.dKs, e0.dKs, s.L_k));
   };
-  const ScoreGrads<float> dD = pr.rows.back(moved(e1.dQs, e0.dQs, s.L_q), moved(e1.dKs, e0.dKs, s.L_k));
-  auto check = [&](const char* what, const Matrix& fast, const Matrix& core32, const MatrixD& core64, const Matrix& D_effect) {
-    const MatrixD bar = qkfuzz::farthest_of(core64, {core32.cast<double>(), core64 + D_effect.cast<double>()});
+  const ScoreGrads<float> up = moved(double(FLT_EPSILON)), down = moved(-double(FLT_EPSILON));
+  auto check = [&](const char* what, const Matrix& fast, const Matrix& core32, const MatrixD& core64, const Matrix& u,
+                   const Matrix& dn) {
+    const MatrixD bar = qkfuzz::farthest_of(
+        core64, {core32.cast<double>(), core64 + u.cast<double>(), core64 + dn.cast<double>()});
     CHECK_MATCHES_REFERENCE(what, fast, bar, core64);
   };
-  check("dQ", dQ, g32.dQ, g64.dQ, dD.dQ);
-  check("dK", dK, g32.dK, g64.dK, dD.dK);
+  check("dQ", dQ, g32.dQ, g64.dQ, up.dQ, down.dQ);
+  check("dK", dK, g32.dK, g64.dK, up.dK, down.dK);
   CHECK_MATCHES_REFERENCE("dV", as_mat(gr.dV, s.L_k, s.d_v), g32.dV, g64.dV);
   // Both passes visit exactly the blocks the forward visited.
   CHECK(gr.visited_a == fwd.visited);
