@@ -139,3 +139,40 @@ TEST_CASE("additive gradients beside tied and saturated keys with huge values: r
     qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(1 + below(4)), {.key_side = false});
   }
 }
+
+TEST_CASE("additive dv and db over keys 5e-5 apart beside ALiBi and a value of 1.4e38 (fuzzer, eighth session)",
+          "[faults][reliability][tiled][score]") {
+  // Keys -0.76858, -0.76863, -0.76843 (and -0.76863 twice, -0.76855) with ALiBi 0.25 and a
+  // one-entry relative table: the rows' dS of ~1e37 cancel in dv's plain sum, whose bound said
+  // it kept 6 bits, the gate of the exact pass then: dv -2.3236e33 where the double core has
+  // -2.33068e33, db 1.7 % off (1.2 and 1.5 times the bar). The gate is 9 bits for dv now
+  // (score/additive_rows.hpp).
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.bias.alibi_slope = 0.25;
+  c.bias.relative = qktest::vec({0});
+  {
+    const Matrix Q = qktest::mat<float>({{0}, {0.362320006f}, {0}, {0.200000003f}, {0}, {0.354265183f}}),
+                 K = qktest::mat<float>({{-0.76857543f}, {-0.768627405f}, {-0.768432617f}}),
+                 V = qktest::mat<float>({{0}, {-0.768627405f}, {1.37447379e+38f}}),
+                 dO = qktest::mat<float>({{-0.768627405f}, {-0.768627405f}, {-0.768627644f}, {0}, {0}, {0}});
+    const auto p = qktest::additive_params(qktest::mat<float>({{-0.901855588f}, {-0.548151195f}, {-0.183732852f}}),
+                                           qktest::mat<float>({{2.21028566f}, {-0.187994525f}, {-0.235571072f}}),
+                                           {-0.165009856f, -0.14009358f, 0.518255234f}, {0, 0, 0});
+    for (Eigen::Index bk : {1, 2, 3}) {
+      INFO("dv input, block_k " << bk);
+      qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(bk));
+    }
+  }
+  const Matrix Q = qktest::mat<float>({{0}, {0.362320006f}, {0}, {0}, {-0.100000001f}, {0.200000003f}}),
+               K = qktest::mat<float>({{-0.768627405f}, {-0.768627405f}, {-0.768554688f}}),
+               V = qktest::mat<float>({{4}, {-0.768627405f}, {1.37447379e+38f}}),
+               dO = qktest::mat<float>({{-0.773769617f}, {-0.768627405f}, {-0.78125f}, {0}, {2}, {-0.76860404f}});
+  const auto p = qktest::additive_params(qktest::mat<float>({{2.39430904f}, {1.30966246f}, {0.840690851f}}),
+                                         qktest::mat<float>({{1.67129743f}, {1}, {0.665396452f}}),
+                                         {-0.264564335f, 0, 0.590766013f}, {0, 0, 0});
+  for (Eigen::Index bk : {1, 2, 3}) {
+    INFO("db input, block_k " << bk);
+    qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(bk));
+  }
+}
