@@ -30,12 +30,7 @@ Run tiled(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO, c
   return r;
 }
 
-AttentionConfig<float> cosine(double temperature = 1) {
-  AttentionConfig<float> c;
-  c.score = "cosine";
-  c.temperature = temperature;
-  return c;
-}
+AttentionConfig<float> cosine(double temperature = 1) { return qktest::score_config("cosine", temperature); }
 
 }  // namespace
 

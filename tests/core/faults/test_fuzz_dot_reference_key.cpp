@@ -22,11 +22,7 @@ using qktest::check_tiled_matches_reference;
 
 namespace {
 
-AttentionConfig<float> dot() {
-  AttentionConfig<float> c;
-  c.score = "dot";
-  return c;
-}
+AttentionConfig<float> dot() { return qktest::score_config("dot"); }
 
 }  // namespace
 

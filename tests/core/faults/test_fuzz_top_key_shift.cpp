@@ -16,19 +16,9 @@
 #include "qkscope/qkscope.hpp"
 #include "support/compare.hpp"
 #include "support/convert.hpp"
+#include "support/tiled_check.hpp"
 
 using namespace qkscope;
-
-namespace {
-
-AttentionConfig<float> dot_at(double temperature) {
-  AttentionConfig<float> c;
-  c.score = "dot";
-  c.temperature = temperature;
-  return c;
-}
-
-}  // namespace
 
 TEST_CASE("softmax backward: a dominant key's dz beside a first key of tiny p (review, 2026-12-03)",
           "[faults][reliability][norm]") {
@@ -61,7 +51,7 @@ TEST_CASE("softmax backward: the top key's dx beside a first key of tiny P (fuzz
   const Matrix V = qktest::mat<float>({{0, 0, 0}, {0, 0, 2.59614843e33f}, {3.99951172f, 0, 1}});
   const Matrix dO = qktest::mat<float>({{1, -1, 0}, {0, 0, 0}, {0, 0, 3.99215603f}, {3.84398699f, 0, 0},
                                         {-4, 0, -2.93873588e-39f}, {-3.9375f, 3.99951172f, -3.86715698f}, {0, 0, 0}});
-  auto c = dot_at(0.106524862);
+  auto c = qktest::score_config("dot", 0.106524862);
   c.mask.causal = true;
   const double truth = -37122521170621246913.0;  // dL/dq_5
   const auto g64 = qktest::double_core_grads(Q, K, V, dO, {}, c);
@@ -118,7 +108,7 @@ TEST_CASE("tiled backward: a subnormal P in dx taken in double, as D takes it (f
   // sign, -0.0096.) The tiled path takes such P again in double (cpu/tile_ops.hpp, exact_weight).
   const Matrix Q = qktest::mat<float>({{0.100000001f}}), K = qktest::mat<float>({{0.100000001f}, {0.200000003f}}),
                V = qktest::mat<float>({{-3.68200207f}, {2.57547031e38f}}), dO = qktest::mat<float>({{1}});
-  const auto c = dot_at(0.00010000000000000122);
+  const auto c = qktest::score_config("dot", 0.00010000000000000122);
   const double dq = 0.0095809168159736379444, dtau = -9.5809169587824797397;
   const auto g64 = qktest::double_core_grads(Q, K, V, dO, {}, c);
   CHECK(std::abs(g64.dQ(0, 0) - dq) <= 1e-10 * dq);

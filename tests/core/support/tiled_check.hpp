@@ -21,6 +21,14 @@ inline qkscope::cpu::TiledOptions one_thread_small_tiles() {
   return o;
 }
 
+/// A float config for `score` at `temperature`, everything else the default (the fault tests' start).
+inline qkscope::AttentionConfig<float> score_config(const char* score, double temperature = 1) {
+  qkscope::AttentionConfig<float> c;
+  c.score = score;
+  c.temperature = temperature;
+  return c;
+}
+
 /// The tiled output against the double reference (core/reference/), and dQ, dK, dV against
 /// the double core (tiled kernels required, no fallback to the core); the float core is the bar.
 inline void check_tiled_matches_reference(const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V,

@@ -228,11 +228,11 @@ void row_shifts(BackwardScratch<T>& w, Eigen::Index i0, Eigen::Index bq, const s
     }
     double c = 0, s = 0;
     bool small = false;
+    const double shift = double(lse(i0 + r)) * double(tau);
     if (w.rows[2 * r + 1] > 0)
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k) {
-          const double p = exact_weight(w.rowP(r, k), w.rowX(r, k), double(lse(i0 + r)) * double(tau), double(tau),
-                                        inv_sum(i0 + r));
+          const double p = exact_weight(w.rowP(r, k), w.rowX(r, k), shift, double(tau), inv_sum(i0 + r));
           if (p > 0) {
             small |= w.rowP(r, k) < std::numeric_limits<T>::min();
             c += p * (double(w.rowdX(r, k)) - b);
