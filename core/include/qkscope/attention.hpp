@@ -22,6 +22,7 @@
 
 #include "qkscope/bias/bias.hpp"
 #include "qkscope/detail/check.hpp"
+#include "qkscope/detail/compensated_sum.hpp"
 #include "qkscope/detail/grad_guards.hpp"
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/mask/mask.hpp"
@@ -328,20 +329,30 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   const auto& b = cfg.bias;
   const auto mods = score_mods(b, fwd.scale, 1.0, resolve_mask(cfg.mask, shape.L_q, shape.L_k).offset);
   if (b.dense.size()) g.ddense.resize(shape.L_q, shape.L_k);
-  Eigen::VectorXd drel = Eigen::VectorXd::Zero(b.relative.size()), dt5 = Eigen::VectorXd::Zero(b.t5_table.size());
+  // A table entry gathers dz of many pairs: tied keys of one row can carry dz of +-1e35 that
+  // cancel while another row's 0.25 must survive, so the sums are compensated, as the tiled
+  // backward's (detail/compensated_sum.hpp; fuzzer finding, 2026-12-05).
+  const Eigen::Index n_rel = b.relative.size(), n_t5 = b.t5_table.size();
+  Eigen::VectorXd drel = Eigen::VectorXd::Zero(2 * n_rel), dt5 = Eigen::VectorXd::Zero(2 * n_t5);  // sums; compensations
   Mat<T> dS(shape.L_q, shape.L_k);
   for (int i = 0; i < int(shape.L_q); ++i)
     for (int j = 0; j < int(shape.L_k); ++j) {
       const double dz = double(dZ(i, j)) * row_scale(i);
       if (b.dense.size()) g.ddense(i, j) = T(dz);
-      if (mods.relative) drel(mods.relative_index(i, j)) += dz;
-      if (mods.t5) dt5(mods.t5_index(i, j)) += dz;
+      if (mods.relative) {
+        const int k = mods.relative_index(i, j);
+        detail::compensated_add(drel(k), drel(n_rel + k), dz);
+      }
+      if (mods.t5) {
+        const int k = mods.t5_index(i, j);
+        detail::compensated_add(dt5(k), dt5(n_t5 + k), dz);
+      }
       if (row_scale(i) == 1) dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
       else if (dz == 0) dS(i, j) = 0;
       else dS(i, j) = T(mods.grad_raw_from_z(dz, double(fwd.raw_scores(i, j))));
     }
-  if (b.relative.size()) g.drelative = drel.cast<T>();
-  if (b.t5) g.dt5_table = dt5.cast<T>();
+  if (n_rel) g.drelative = (drel.head(n_rel) + drel.tail(n_rel)).cast<T>();
+  if (b.t5) g.dt5_table = (dt5.head(n_t5) + dt5.tail(n_t5)).cast<T>();
 
   visit_score(cfg.score, [&](auto f) {
     using F = decltype(f);

@@ -71,3 +71,48 @@ TEST_CASE("tiled relative table of one entry read by every pair: its gradient is
     CHECK(std::abs(double(g.drelative(0))) <= 1e-6);
   }
 }
+
+TEST_CASE("core relative table: a row's dz kept beside another row's tied dz of +-8e34 (fuzzer, ninth session)",
+          "[faults][reliability]") {
+  // Additive, bottom-right alignment (offset -1), a keep mask: row 3 reads entry 2 through
+  // keys 3 and 4 (tied, dO 1.66e35: dz = -+8.3e34), row 2 through key 2 (dz 0.2469), row 4
+  // through key 4 (0.3592). The core added dz pair by pair in plain double, so row 2's share
+  // was rounded away into -8.3e34 (0.359 in the float and the double core; the tiled path,
+  // compensated, had it right). Right values: 60-digit evaluation of sum P (dP - D) per entry.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.mask.alignment = CausalAlignment::bottom_right;
+  c.mask.keep = KeepMask(6, 5);
+  c.mask.keep << 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1;
+  c.bias.relative = qktest::vec({2.9333334f, 2.91648769f, 2.93334961f});
+  ScoreParams<float> p;
+  p.W_q = qktest::mat<float>({{0.547394395f}, {1.22957897f}});
+  p.W_k = qktest::mat<float>({{-0.36100316f}, {-0.394597113f}});
+  p.v = qktest::vec({4.59177481e-41f, 0.461165309f});
+  p.b = qktest::vec({0, 0});
+  const Matrix Q = qktest::mat<float>({{9.99999997e-07f}, {1.66153499e+29f}, {9.99999997e-07f}, {9.99999997e-07f},
+                                       {-1.99999999e-06f}, {0}}),
+               K = qktest::mat<float>({{0}, {0}, {-3.39677748e+32f}, {0}, {0}}),
+               V = qktest::mat<float>({{0}, {0}, {1}, {1}, {3}}),
+               dO = qktest::mat<float>({{1.66153499e+35f}, {1}, {1}, {1.66153499e+35f}, {1}, {1}});
+  const double truth[3] = {-0.83778733634234892, 0.23176514487324132, 0.6060221914691076};
+  const auto cd = qktest::config_as<double>(c);
+  const ScoreParams<double> pd = p.cast<double>();
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, pd, cd, attention_forward<double>(Qd, Kd, Vd, pd, cd),
+                                              dO.cast<double>());
+  const auto g32 = attention_backward<float>(Q, K, V, p, c, attention_forward<float>(Q, K, V, p, c), dO);
+  for (int k = 0; k < 3; ++k) {
+    CAPTURE(k, g64.drelative(k), g32.drelative(k));
+    CHECK(std::abs(g64.drelative(k) - truth[k]) <= 1e-9 * std::abs(truth[k]));
+    CHECK(std::abs(double(g32.drelative(k)) - truth[k]) <= 1e-6 * std::abs(truth[k]));
+  }
+  for (const Eigen::Index bk : {1, 2, 3}) {
+    const auto t = cpu::attention_forward<float>(Q, K, V, p, c, qktest::one_thread(bk));
+    const auto g = cpu::attention_backward<float>(Q, K, V, p, c, t, dO, qktest::one_thread(bk));
+    for (int k = 0; k < 3; ++k) {
+      CAPTURE(bk, k, g.drelative(k));
+      CHECK(std::abs(double(g.drelative(k)) - truth[k]) <= 1e-6 * std::abs(truth[k]));
+    }
+  }
+}

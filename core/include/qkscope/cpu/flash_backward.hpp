@@ -138,7 +138,7 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
       }
     if (!exact_slopes) dX.row(r) = dx.template cast<T>();
   }
-  if (!exact_slopes) ops.backward(dX, S, i0, j0, nullptr, ddense);
+  if (!exact_slopes) ops.backward(dX, S, i0, j0, ddense);
 }
 
 /// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx), and P

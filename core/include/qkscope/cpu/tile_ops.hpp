@@ -85,10 +85,9 @@ struct TileOps {
   }
 
   /// From dX = dL/dx (0 where masked) to dL/draw in place; S is the raw-score tile.
-  /// Accumulates bias gradients when asked (dpos: the relative table's 2R+1 entries, then
-  /// the T5 table's num_buckets; ddense: (L_q, L_k)).
-  void backward(Ref dX, const Eigen::Ref<const Mat<T>>& S, Eigen::Index i0, Eigen::Index j0, T* dpos,
-                Mat<T>* ddense) const {
+  /// Writes the dense bias's gradient when asked (ddense: (L_q, L_k)). The tables' gradients
+  /// are gathered by the caller, compensated (flash_backward.hpp's finish_tile).
+  void backward(Ref dX, const Eigen::Ref<const Mat<T>>& S, Eigen::Index i0, Eigen::Index j0, Mat<T>* ddense) const {
     if (plain()) {  // grad_raw without modifiers, vectorised: (dx / tau) * scale
       dX *= mods.inv_tau;
       dX *= mods.scale;
@@ -99,8 +98,6 @@ struct TileOps {
         const int i = int(i0 + r), j = int(j0 + c);
         const T dz = mods.grad_z(dX(r, c));
         if (ddense && mods.dense) (*ddense)(i, j) = dz;
-        if (dpos && mods.relative) dpos[mods.relative_index(i, j)] += dz;
-        if (dpos && mods.t5) dpos[(mods.relative ? 2 * mods.R + 1 : 0) + mods.t5_index(i, j)] += dz;
         dX(r, c) = mods.grad_raw_from_z(dz, S(r, c));
       }
   }
