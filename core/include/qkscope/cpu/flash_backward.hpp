@@ -42,6 +42,7 @@ struct BackwardScratch {
   std::vector<double> rows;  // per query row: sum of the divided P, sum P
   std::vector<double> row_sums, row_ref;  // per query row: RowSums (finish_tile)
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
+  bool refined = false;  // tile_grad's tile was recomputed by the scorer's refine hook
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
       if (v->size() < n) v->resize(n);
@@ -158,10 +159,14 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
   // The logits exactly as the forward computed them (flash.hpp: without modifiers the query
   // tile is scaled first), so that P = exp(x - lse) is consistent with the saved lse. S (the
   // raw scores) is only read back through the modifiers, i.e. when there are some.
+  w.refined = false;
   if (prescale_queries(sc, ops, i0, bq, w.Qt)) {
     if constexpr (QueryScalable<Scorer, T>) sc.scores_from(w.Qt, j0, bk, X);
   } else {
-    sc.scores(i0, bq, j0, bk, S);
+    if constexpr (requires { sc.scores_refined(i0, bq, j0, bk, S); })
+      w.refined = sc.scores_refined(i0, bq, j0, bk, S);
+    else
+      sc.scores(i0, bq, j0, bk, S);
     X = S;
     if (!ops.plain() || ops.z_factor() != T(1)) ops.z(X, i0, j0);
   }
@@ -352,6 +357,11 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
         continue;
       const Eigen::Map<const Mat<T>> P(w.p.data(), bq, bk), dX(w.dx.data(), bq, bk);
       w.dVt.noalias() += P.transpose() * dO[n]->middleRows(i0, bq);
+      if constexpr (requires { sc.grad_k_refined(i0, bq, j0, bk, dX, w.dKt); })
+        if (w.refined) {  // scores recomputed from differences: dK too (neg_sq_euclidean.hpp)
+          sc.grad_k_refined(i0, bq, j0, bk, dX, w.dKt);
+          continue;
+        }
       sc.grad_k(i0, bq, j0, bk, dX, w.dKt, w.extra);
     }
     g[n].dKs.middleRows(j0, bk) = w.dKt;

@@ -138,7 +138,11 @@ struct DotScorer {
     const Mat<T>* Q = nullptr;
     const Mat<T>* K = nullptr;
     const void* form = nullptr;
-    void (*fn)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, TileRef<T>) = nullptr;
+    /// Returns whether it recomputed the tile.
+    bool (*fn)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, TileRef<T>) = nullptr;
+    /// The form's grad_k_from_differences, for the tiles fn recomputed (grad_k_refined).
+    void (*grad_k)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>&,
+                   Mat<T>&) = nullptr;
   } refine{};
   /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).
   static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks, bool backward) {
@@ -155,8 +159,12 @@ struct DotScorer {
     product_abt<T>(Qt, Ks->middleRows(j0, bk), S);
   }
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
+    scores_refined(i0, bq, j0, bk, S);
+  }
+  /// scores, returning whether the refine hook recomputed the tile from differences.
+  bool scores_refined(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
     product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
-    if (refine.fn) refine.fn(refine, i0, bq, j0, bk, S);
+    return refine.fn && refine.fn(refine, i0, bq, j0, bk, S);
   }
   /// Without tied keys, per key block while its dS is in cache: dQt += dS K_block (with them,
   /// grad_q_rows forms both sums).
@@ -253,6 +261,11 @@ struct DotScorer {
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {
     dKt.noalias() += dS.transpose() * Qs->middleRows(i0, bq);
+  }
+  /// grad_k for a tile that scores_refined recomputed: the form's dK from differences.
+  void grad_k_refined(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
+                      Mat<T>& dKt) const {
+    refine.grad_k(refine, i0, bq, j0, bk, dS, dKt);
   }
 };
 

@@ -55,17 +55,22 @@ struct NegSqEuclidean {
       for (Eigen::Index c = 0; c < Kt.rows(); ++c) S.row(i).array() -= (Kt.row(c).array() - Q(i, c)).square();
     return S;
   }
-  /// df/dq = -2 (q - k), df/dk = 2 (q - k), with rows shifted by the mean key mu (q - k is
+  /// df/dq = -2 (q - k), df/dk = 2 (q - k). dQ with rows shifted by the mean key mu (q - k is
   /// unchanged, the products below stay small): Qc = Q - mu, Kc = K - mu,
-  /// dQ = -2 (rowsum(dS) .* Qc - dS Kc), dK = 2 (dS^T Qc - colsum(dS) .* Kc).
+  /// dQ = -2 (rowsum(dS) .* Qc - dS Kc). dK_j = 2 sum_i dS_ij (q_i - k_j) from the
+  /// differences: the centred form 2 (dS^T Qc - colsum(dS) .* Kc) cancels terms of size
+  /// |dS| |qc| where the queries sit on the keys (tied keys at 0 with dS of 1e19: the double
+  /// core gave -2048 where dK is 0; fuzzer finding), as the scores do (refine_tile).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
                        ScoreGrads<T>& g) {
     const Eigen::Matrix<T, 1, Eigen::Dynamic> mu = K.colwise().mean();
     const Mat<T> Qc = Q.rowwise() - mu, Kc = K.rowwise() - mu;
-    const Vec<T> r = dS.rowwise().sum(), c = dS.colwise().sum().transpose();
+    const Vec<T> r = dS.rowwise().sum();
     g.dQ = T(-2) * (r.asDiagonal() * Qc - dS * Kc);
-    g.dK = T(2) * (dS.transpose() * Qc - c.asDiagonal() * Kc);
+    g.dK.resize(K.rows(), K.cols());
+    for (Eigen::Index j = 0; j < K.rows(); ++j)
+      g.dK.row(j) = T(2) * (dS.col(j).transpose() * (Q.rowwise() - K.row(j)));
   }
   /// Fast paths: q' = [2 (q - mu), -|q - mu|^2, 1], k' = [k - mu, 1, -|k - mu|^2], mu = mean key.
   template <class T>
@@ -94,20 +99,35 @@ struct NegSqEuclidean {
   /// query much closer to a key than both are to the mean key: keys 0 and 0.01 beside one at
   /// -5.79 left dL/dtau 1.4e-3 relative off, fuzzer finding), the tile is recomputed from
   /// differences, as forward() does. Random keys stay on the GEMM: there |S| ~ |qc|^2 + |kc|^2.
+  /// Returns whether it recomputed S (the tiled backward then takes dK from differences too:
+  /// grad_k_from_differences).
   template <class T>
-  static void refine_tile(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0, Eigen::Index bq,
+  static bool refine_tile(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0, Eigen::Index bq,
                           Eigen::Index j0, Eigen::Index bk, Eigen::Ref<Mat<T>> S) {
     const Eigen::Index d = Q.cols();
-    bool direct = false;
-    for (Eigen::Index r = 0; r < bq && !direct; ++r) {
+    for (Eigen::Index r = 0; r < bq; ++r) {
       const T a = -f.q(i0 + r, d);
       for (Eigen::Index c = 0; c < bk; ++c)
         if (a - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c))) {
-          direct = true;
-          break;
+          S = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
+          return true;
         }
     }
-    if (direct) S = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
+    return false;
+  }
+  /// The tiled backward's dK share of a tile refine_tile recomputed: the form's
+  /// dK_j = dk'_j - 2 kc_j colsum(dS)_j cancels there as the scores do (dK 1.1e12 where it is 0:
+  /// fuzzer finding), so such a tile adds 2 sum_i dS_ij (q_i - k_j) to the first d columns of
+  /// dKt (bk, d + 2), which prepared_backward reads as 2 sum dS qc, and nothing to the column of
+  /// colsum(dS).
+  template <class T>
+  static void grad_k_from_differences(const Mat<T>& Q, const Mat<T>& K, Eigen::Index i0, Eigen::Index bq,
+                                      Eigen::Index j0, Eigen::Index bk, const Eigen::Ref<const Mat<T>>& dS,
+                                      Mat<T>& dKt) {
+    const Eigen::Index d = Q.cols();
+    for (Eigen::Index c = 0; c < bk; ++c)
+      for (Eigen::Index r = 0; r < bq; ++r)
+        if (dS(r, c) != T(0)) dKt.row(c).head(d) += (T(2) * dS(r, c)) * (Q.row(i0 + r) - K.row(j0 + c));
   }
   /// Through the augmented rows (mu is a constant here: f does not change when q and k move
   /// together, so the paths through mu cancel exactly): with qc = q - mu, kc = k - mu,

@@ -1,0 +1,80 @@
+// Negative squared Euclidean dK where queries sit on the keys (fuzzer findings, 2026-12-05):
+// the centred form dK_j = 2 (sum_i dS_ij qc_i - colsum(dS)_j kc_j) cancels terms of size
+// |dS| |qc| to leave a value near 0, in the core (double: -2048 where dK is 0) and in the
+// tiled path's dS^T Q' (1.1e12). The core now takes dK_j = 2 sum_i dS_ij (q_i - k_j) from the
+// differences, and the tiled path does on the tiles whose scores it recomputes from them
+// (score/neg_sq_euclidean.hpp, refine_grad_k). Right values: exactly 0 where every pair is at
+// distance 0; central differences of the double reference (core/reference/) otherwise.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "faults/harness_bar.hpp"
+#include "faults/tiled_check.hpp"
+#include "qkscope/cpu/attention.hpp"
+#include "qkscope/qkscope.hpp"
+#include "support/convert.hpp"
+#include "support/gradcheck.hpp"
+#include "support/tiled_check.hpp"
+
+using namespace qkscope;
+
+TEST_CASE("neg_sq dK of keys tied at the queries' point is exactly 0 (fuzzer, 2026-12-05)",
+          "[faults][reliability][tiled]") {
+  // Six queries at 0 over three visible keys at 0 (key padding hides a fourth), tau ~ 1e-4,
+  // values -893 and -1.15e18: dS of ~1e19, every q_i - k_j = 0.
+  auto c = qktest::score_config("neg_sq_euclidean", 0.00010432755735939297);
+  c.scale = -1;
+  c.mask.key_length = 3;
+  c.bias.alibi_slope = 1e-40;
+  const Matrix Q = Matrix::Zero(6, 1), K = qktest::mat<float>({{0}, {0}, {0}, {0.000356078439f}});
+  const Matrix V = qktest::mat<float>({{-893}, {-1.1529215e+18f}, {0}, {0}});
+  const Matrix dO = qktest::mat<float>({{-1.01891899f}, {2.2958874e-41f}, {3.96936035f}, {33}, {4}, {-2.01916504f}});
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, attention_forward<double>(Qd, Kd, Vd, {}, cd),
+                                              dO.cast<double>());
+  const auto g32 = attention_backward<float>(Q, K, V, {}, c, attention_forward<float>(Q, K, V, {}, c), dO);
+  CHECK(g64.dK.cwiseAbs().maxCoeff() == 0);
+  CHECK(g32.dK.cwiseAbs().maxCoeff() == 0);
+  for (const Eigen::Index bk : {1, 2, 4}) {
+    CAPTURE(bk);
+    const auto o = qktest::one_thread(bk);
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+    REQUIRE_FALSE(t.fallback);
+    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+    CHECK(g.dK.cwiseAbs().maxCoeff() == 0);
+  }
+}
+
+TEST_CASE("neg_sq dK of keys in clusters beside a query on one (fuzzer, 2026-12-05)", "[faults][reliability][tiled]") {
+  // Keys at 0, 0.01 and -5.79 (mean -1.93), a query at 0.008 and four at 0, a T5 bias: key 1's
+  // dK is -0.0053059 and the tiled path gave -0.0053024 (2 times the harness's bar).
+  auto c = qktest::score_config("neg_sq_euclidean");
+  c.bias.t5 = T5Buckets{true, 5, 16};
+  c.bias.t5_table = qktest::vec({4, 3.99240208f, 3, 1, 1});
+  const Matrix Q = qktest::mat<float>({{0.00799999665f}, {0}, {0}, {0}, {0}});
+  const Matrix K = qktest::mat<float>(
+      {{0}, {0}, {-5.78999996f}, {-5.78999996f}, {-5.78999996f}, {0}, {0.00999999978f}, {0.00999999978f}, {0.00999999978f}});
+  const Matrix V = qktest::mat<float>({{3}, {1}, {1}, {1}, {0}, {4}, {4}, {4}, {4}});
+  const Matrix dO = Matrix::Constant(5, 1, 4);
+  qktest::Problem pr{Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, qktest::config_as<double>(c)};
+  const MatrixD dOd = dO.cast<double>();
+  const MatrixD truth = qktest::numeric_grad(pr, pr.K, dOd, 1e-5);
+  const auto g64 = attention_backward<double>(pr.Q, pr.K, pr.V, {}, pr.cfg,
+                                              attention_forward<double>(pr.Q, pr.K, pr.V, {}, pr.cfg), dOd);
+  REQUIRE(truth(1, 0) == Approx(-0.00530592).epsilon(1e-5));
+  for (Eigen::Index j = 0; j < K.rows(); ++j) {
+    CAPTURE(j, g64.dK(j, 0), truth(j, 0));
+    CHECK(std::abs(g64.dK(j, 0) - truth(j, 0)) <= 1e-8 + 1e-7 * std::abs(truth(j, 0)));
+  }
+  for (const Eigen::Index bk : {1, 2, 3, 9}) {
+    CAPTURE(bk);
+    const auto o = qktest::one_thread(bk);
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+    REQUIRE_FALSE(t.fallback);
+    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+    CHECK(std::abs(double(g.dK(1, 0)) - truth(1, 0)) <= 1e-5 * std::abs(truth(1, 0)));
+    qktest::matches_under_harness_bar(Q, K, V, dO, {}, c, o);
+  }
+}
