@@ -1,6 +1,6 @@
 // Size budgets of the WebAssembly modules (gzip -9, 1 KB = 1000 B; issue 11, part 7):
 //   qkscope_core.wasm  <= 150 KB: loaded by the tutorial at start (forward and friends);
-//   qkscope_tiled.wasm <= 209 KB: the tiled SIMD kernels, fetched only on the first
+//   qkscope_tiled.wasm <= 212 KB: the tiled SIMD kernels, fetched only on the first
 //                                 attention() call (wasm/qkscope.js), so never on the
 //                                 critical path of a page that does not use them (200 KB
 //                                 until the dot family's exact dQ row sums took 1.3 KB:
@@ -21,7 +21,12 @@
 //                                 softmax backward's shift at the top key and subnormal
 //                                 weights in double with a per-row flag, eighth session:
 //                                 208,665 B, the flag instead of a per-element test saving
-//                                 10 % of the backward's time);
+//                                 10 % of the backward's time; 209 KB until neg_sq's dK
+//                                 and dQ from differences (refined tiles; the core's
+//                                 rows that cancel), ninth session: 211,622 B, +4.2 KB
+//                                 raw, one non-inlined scalar loop for all three uses
+//                                 (inlined: +1.3 KB more); gzip's output moved more
+//                                 than the raw bytes, by code layout);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';
@@ -33,7 +38,7 @@ import { tiledWasmUrl, wasmUrl } from './helpers.mjs';
 
 const trainWasmUrl = new URL('../../wasm/dist/qkscope_train.wasm', import.meta.url);
 
-for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 209_000], [trainWasmUrl, 200_000]]) {
+for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 212_000], [trainWasmUrl, 200_000]]) {
   const name = url.pathname.split('/').pop();
   test(`${name} is at most ${budget / 1000} KB gzipped`, () => {
     const raw = readFileSync(url);

@@ -1,10 +1,12 @@
 // Negative squared Euclidean dK where queries sit on the keys (fuzzer findings, 2026-12-05):
 // the centred form dK_j = 2 (sum_i dS_ij qc_i - colsum(dS)_j kc_j) cancels terms of size
 // |dS| |qc| to leave a value near 0, in the core (double: -2048 where dK is 0) and in the
-// tiled path's dS^T Q' (1.1e12). The core now takes dK_j = 2 sum_i dS_ij (q_i - k_j) from the
-// differences, and the tiled path does on the tiles whose scores it recomputes from them
+// tiled path's dS^T Q' (1.1e12). The core now takes such rows of dK as 2 sum_i dS_ij (q_i - k_j)
+// from the differences, and the tiled path does on the tiles whose scores it recomputes from them
 // (score/neg_sq_euclidean.hpp, refine_grad_k). Right values: exactly 0 where every pair is at
-// distance 0; central differences of the double reference (core/reference/) otherwise.
+// distance 0; central differences of the double reference (core/reference/) otherwise. The
+// core's dQ cancelled the same way (review): both take rows again from the differences where
+// their rounding bound says the centred form kept too few bits.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -19,7 +21,7 @@
 
 using namespace qkscope;
 
-TEST_CASE("neg_sq dK of keys tied at the queries' point is exactly 0 (fuzzer, 2026-12-05)",
+TEST_CASE("neg_sq dK and dQ of keys tied at the queries' point are exactly 0 (fuzzer, 2026-12-05)",
           "[faults][reliability][tiled]") {
   // Six queries at 0 over three visible keys at 0 (key padding hides a fourth), tau ~ 1e-4,
   // values -893 and -1.15e18: dS of ~1e19, every q_i - k_j = 0.
@@ -35,8 +37,11 @@ TEST_CASE("neg_sq dK of keys tied at the queries' point is exactly 0 (fuzzer, 20
   const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, attention_forward<double>(Qd, Kd, Vd, {}, cd),
                                               dO.cast<double>());
   const auto g32 = attention_backward<float>(Q, K, V, {}, c, attention_forward<float>(Q, K, V, {}, c), dO);
+  // dQ too (review): the cores' centred dQ gave 1878 (double) and -6.3e10 (float) where it is 0.
   CHECK(g64.dK.cwiseAbs().maxCoeff() == 0);
   CHECK(g32.dK.cwiseAbs().maxCoeff() == 0);
+  CHECK(g64.dQ.cwiseAbs().maxCoeff() == 0);
+  CHECK(g32.dQ.cwiseAbs().maxCoeff() == 0);
   for (const Eigen::Index bk : {1, 2, 4}) {
     CAPTURE(bk);
     const auto o = qktest::one_thread(bk);
@@ -44,7 +49,21 @@ TEST_CASE("neg_sq dK of keys tied at the queries' point is exactly 0 (fuzzer, 20
     REQUIRE_FALSE(t.fallback);
     const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
     CHECK(g.dK.cwiseAbs().maxCoeff() == 0);
+    CHECK(g.dQ.cwiseAbs().maxCoeff() == 0);
   }
+  // The hidden key at 1000 moves the mean key far from the queries: the tiled path sends the
+  // call to the core (its cancellation bound), whose centred dQ was 3.9e9 (double) and 1.35e16.
+  Matrix K2 = K;
+  K2(3, 0) = 1000;
+  const MatrixD K2d = K2.cast<double>();
+  const auto h64 = attention_backward<double>(Qd, K2d, Vd, {}, cd, attention_forward<double>(Qd, K2d, Vd, {}, cd),
+                                              dO.cast<double>());
+  const auto t2 = cpu::attention_forward<float>(Q, K2, V, {}, c, qktest::one_thread(2));
+  const auto h32 = cpu::attention_backward<float>(Q, K2, V, {}, c, t2, dO, qktest::one_thread(2));
+  CHECK(h64.dQ.cwiseAbs().maxCoeff() == 0);
+  CHECK(h32.dQ.cwiseAbs().maxCoeff() == 0);
+  CHECK(h64.dK.cwiseAbs().maxCoeff() == 0);
+  CHECK(h32.dK.cwiseAbs().maxCoeff() == 0);
 }
 
 TEST_CASE("neg_sq dK of keys in clusters beside a query on one (fuzzer, 2026-12-05)", "[faults][reliability][tiled]") {

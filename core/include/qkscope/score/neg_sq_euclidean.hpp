@@ -14,7 +14,9 @@
 // than both sit to the mean key are recomputed from differences (refine_tile, CPU kernels).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/score/forms.hpp"
@@ -55,22 +57,72 @@ struct NegSqEuclidean {
       for (Eigen::Index c = 0; c < Kt.rows(); ++c) S.row(i).array() -= (Kt.row(c).array() - Q(i, c)).square();
     return S;
   }
-  /// df/dq = -2 (q - k), df/dk = 2 (q - k). dQ with rows shifted by the mean key mu (q - k is
-  /// unchanged, the products below stay small): Qc = Q - mu, Kc = K - mu,
-  /// dQ = -2 (rowsum(dS) .* Qc - dS Kc). dK_j = 2 sum_i dS_ij (q_i - k_j) from the
-  /// differences: the centred form 2 (dS^T Qc - colsum(dS) .* Kc) cancels terms of size
-  /// |dS| |qc| where the queries sit on the keys (tied keys at 0 with dS of 1e19: the double
-  /// core gave -2048 where dK is 0; fuzzer finding), as the scores do (refine_tile).
+  /// df/dq = -2 (q - k), df/dk = 2 (q - k). With rows shifted by the mean key mu (q - k is
+  /// unchanged, the products stay small), Qc = Q - mu, Kc = K - mu, by GEMM:
+  ///   dQ = -2 (rowsum(dS) .* Qc - dS Kc),  dK = 2 (dS^T Qc - colsum(dS) .* Kc).
+  /// Both cancel terms of size |dS| |qc| where queries sit on keys (tied keys at 0 with dS of
+  /// 1e19: the double core's dK -2048 where it is 0, dQ 1878 where it is 0; fuzzer finding
+  /// and review), as the scores do (refine_tile). A row whose largest entry keeps fewer than 12
+  /// bits (float; 34 in double, the fuzz harness's reference) under the row's rounding bound
+  /// eps (sum |dS| |qc|_max + sum |dS| |kc|_max) is taken again from the differences,
+  /// -2 sum_j dS_ij (q_i - k_j) and 2 sum_i dS_ij (q_i - k_j) (add_differences). Random
+  /// inputs keep about eps sqrt(L) of their size and stay on the GEMMs.
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
                        ScoreGrads<T>& g) {
     const Eigen::Matrix<T, 1, Eigen::Dynamic> mu = K.colwise().mean();
     const Mat<T> Qc = Q.rowwise() - mu, Kc = K.rowwise() - mu;
-    const Vec<T> r = dS.rowwise().sum();
+    const Vec<T> r = dS.rowwise().sum(), c = dS.colwise().sum().transpose();
     g.dQ = T(-2) * (r.asDiagonal() * Qc - dS * Kc);
-    g.dK.resize(K.rows(), K.cols());
-    for (Eigen::Index j = 0; j < K.rows(); ++j)
-      g.dK.row(j) = T(2) * (dS.col(j).transpose() * (Q.rowwise() - K.row(j)));
+    g.dK = T(2) * (dS.transpose() * Qc - c.asDiagonal() * Kc);
+    // The bounds per row, with each row of Qc and Kc at its largest entry, in one pass over dS
+    // (per entry, two more GEMMs cost the backward +30 % at L = 512; a matrix of |dS|, +25 %,
+    // most of it the kernel's page faults for the new (L_q, L_k) allocation). Scalar loops:
+    // small code in the wasm modules.
+    auto largest = [](const Mat<T>& M, Eigen::Index i) {
+      T m = 0;
+      for (Eigen::Index x = 0; x < M.cols(); ++x) m = std::max(m, std::abs(M(i, x)));
+      return m;
+    };
+    Vec<T> nq(Q.rows()), nk(K.rows()), bQ = Vec<T>::Zero(Q.rows()), bK = Vec<T>::Zero(K.rows());
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) nq(i) = largest(Qc, i);
+    for (Eigen::Index j = 0; j < K.rows(); ++j) nk(j) = largest(Kc, j);
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      for (Eigen::Index j = 0; j < K.rows(); ++j) {
+        const T w = std::abs(dS(i, j)) * (nq(i) + nk(j));
+        bQ(i) += w;
+        bK(j) += w;
+      }
+    // Against the row's largest entry (a component far smaller than the row's others may keep
+    // fewer bits: 12 bits per entry flagged ~30 % of random rows at L = 512). !(a <= b): NaN too.
+    const double keep = std::numeric_limits<T>::digits >= 53 ? 0x1p-34 : 0x1p-12;
+    const double eps = std::numeric_limits<T>::epsilon();
+    const Eigen::Index L_k = K.rows();
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      if (!(eps * double(bQ(i)) <= keep * double(largest(g.dQ, i)))) {
+        g.dQ.row(i).setZero();
+        add_differences<T>(Q, i, 1, K, 0, L_k, &dS(i, 0), 0, 1, g.dQ, i);
+      }
+    for (Eigen::Index j = 0; j < L_k; ++j)
+      if (!(eps * double(bK(j)) <= keep * double(largest(g.dK, j)))) {
+        g.dK.row(j).setZero();
+        add_differences<T>(K, j, 1, Q, 0, Q.rows(), &dS(0, j), 0, L_k, g.dK, j);
+      }
+  }
+  /// out(o0 + a, 0 .. d) += -2 sum_b w[a sa + b sb] (X(x0 + a) - Y(y0 + b)) for a < na, b < nb:
+  /// a gradient from the differences themselves (no cancellation beyond dS's own). Scalar
+  /// loops, one instantiation, not inlined: small code in the wasm modules.
+  template <class T>
+  EIGEN_DONT_INLINE static void add_differences(const Mat<T>& X, Eigen::Index x0, Eigen::Index na, const Mat<T>& Y, Eigen::Index y0,
+                              Eigen::Index nb, const T* w, Eigen::Index sa, Eigen::Index sb, Mat<T>& out,
+                              Eigen::Index o0) {
+    const Eigen::Index d = X.cols();
+    for (Eigen::Index a = 0; a < na; ++a)
+      for (Eigen::Index b = 0; b < nb; ++b) {
+        const T s = T(-2) * w[a * sa + b * sb];
+        if (s == T(0)) continue;
+        for (Eigen::Index x = 0; x < d; ++x) out(o0 + a, x) += s * (X(x0 + a, x) - Y(y0 + b, x));
+      }
   }
   /// Fast paths: q' = [2 (q - mu), -|q - mu|^2, 1], k' = [k - mu, 1, -|k - mu|^2], mu = mean key.
   template <class T>
@@ -115,19 +167,16 @@ struct NegSqEuclidean {
     }
     return false;
   }
-  /// The tiled backward's dK share of a tile refine_tile recomputed: the form's
-  /// dK_j = dk'_j - 2 kc_j colsum(dS)_j cancels there as the scores do (dK 1.1e12 where it is 0:
-  /// fuzzer finding), so such a tile adds 2 sum_i dS_ij (q_i - k_j) to the first d columns of
-  /// dKt (bk, d + 2), which prepared_backward reads as 2 sum dS qc, and nothing to the column of
-  /// colsum(dS).
+  /// dKt(c, 0 .. d) += 2 sum_r dS(r, c) (q_{i0 + r} - k_{j0 + c}): the tiled backward's dK share
+  /// of a tile refine_tile recomputed. There the form's dK_j = dk'_j - 2 kc_j colsum(dS)_j
+  /// cancels as the scores do (dK 1.1e12 where it is 0: fuzzer finding), so such a tile adds
+  /// this to the first d columns of dKt (bk, d + 2), which prepared_backward reads as
+  /// 2 sum dS qc, and nothing to the column of colsum(dS).
   template <class T>
   static void grad_k_from_differences(const Mat<T>& Q, const Mat<T>& K, Eigen::Index i0, Eigen::Index bq,
                                       Eigen::Index j0, Eigen::Index bk, const Eigen::Ref<const Mat<T>>& dS,
                                       Mat<T>& dKt) {
-    const Eigen::Index d = Q.cols();
-    for (Eigen::Index c = 0; c < bk; ++c)
-      for (Eigen::Index r = 0; r < bq; ++r)
-        if (dS(r, c) != T(0)) dKt.row(c).head(d) += (T(2) * dS(r, c)) * (Q.row(i0 + r) - K.row(j0 + c));
+    add_differences<T>(K, j0, bk, Q, i0, bq, dS.data(), 1, dS.outerStride(), dKt, 0);
   }
   /// Through the augmented rows (mu is a constant here: f does not change when q and k move
   /// together, so the paths through mu cancel exactly): with qc = q - mu, kc = k - mu,
