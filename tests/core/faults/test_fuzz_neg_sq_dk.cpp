@@ -97,3 +97,33 @@ TEST_CASE("neg_sq dK of keys in clusters beside a query on one (fuzzer, 2026-12-
     qktest::matches_under_harness_bar(Q, K, V, dO, {}, c, o);
   }
 }
+
+TEST_CASE("neg_sq dQ keeps a key's offset far below the mean key's size (fuzzer, ninth session)",
+          "[faults][reliability][tiled]") {
+  // Queries at 0 over keys 0, 3e-35, 0, 7.87 and -6.8e-23, a value of 1.15e18: dQ_1 is carried
+  // by the key at -6.8e-23 (dS -7.2e16), which the centred keys (mean 1.57) round away: the
+  // tiled path gave -1.43e-9 where it is 9.764e-6, once the core was right (its own centred dQ
+  // had been -64). Right values: 80-digit sums of dS_ij (-2)(q_i - k_j).
+  auto c = qktest::score_config("neg_sq_euclidean");
+  const Matrix Q = qktest::mat<float>({{-0.0299999993f}, {0}, {0}});
+  const Matrix K = qktest::mat<float>({{0}, {3.08148784e-35f}, {0}, {7.86999989f}, {-6.77626343e-23f}});
+  const Matrix V = qktest::mat<float>({{0}, {3.96884346f}, {1.1529215e+18f}, {0}, {0}});
+  const Matrix dO = qktest::mat<float>({{0}, {1}, {3.99999952f}});
+  const double truth[3] = {0, 9.7641931498230881e-6, 3.9056767943362239e-5};
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, attention_forward<double>(Qd, Kd, Vd, {}, cd),
+                                              dO.cast<double>());
+  for (int i = 0; i < 3; ++i) CHECK(std::abs(g64.dQ(i, 0) - truth[i]) <= 1e-9 * std::abs(truth[i]));
+  for (const Eigen::Index bk : {1, 2, 5}) {
+    CAPTURE(bk);
+    const auto o = qktest::one_thread(bk);
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+    REQUIRE_FALSE(t.fallback);
+    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+    for (int i = 0; i < 3; ++i) {
+      CAPTURE(i, g.dQ(i, 0));
+      CHECK(std::abs(double(g.dQ(i, 0)) - truth[i]) <= 1e-5 * std::abs(truth[i]));
+    }
+  }
+}

@@ -101,25 +101,25 @@ struct NegSqEuclidean {
     for (Eigen::Index i = 0; i < Q.rows(); ++i)
       if (!(eps * double(bQ(i)) <= keep * double(largest(g.dQ, i)))) {
         g.dQ.row(i).setZero();
-        add_differences<T>(Q, i, 1, K, 0, L_k, &dS(i, 0), 0, 1, g.dQ, i);
+        add_differences<T>(Q, i, 1, K, 0, L_k, &dS(i, 0), 0, 1, T(-2), g.dQ, i);
       }
     for (Eigen::Index j = 0; j < L_k; ++j)
       if (!(eps * double(bK(j)) <= keep * double(largest(g.dK, j)))) {
         g.dK.row(j).setZero();
-        add_differences<T>(K, j, 1, Q, 0, Q.rows(), &dS(0, j), 0, L_k, g.dK, j);
+        add_differences<T>(K, j, 1, Q, 0, Q.rows(), &dS(0, j), 0, L_k, T(-2), g.dK, j);
       }
   }
-  /// out(o0 + a, 0 .. d) += -2 sum_b w[a sa + b sb] (X(x0 + a) - Y(y0 + b)) for a < na, b < nb:
+  /// out(o0 + a, 0 .. d) += f sum_b w[a sa + b sb] (X(x0 + a) - Y(y0 + b)) for a < na, b < nb:
   /// a gradient from the differences themselves (no cancellation beyond dS's own). Scalar
   /// loops, one instantiation, not inlined: small code in the wasm modules.
   template <class T>
   EIGEN_DONT_INLINE static void add_differences(const Mat<T>& X, Eigen::Index x0, Eigen::Index na, const Mat<T>& Y, Eigen::Index y0,
-                              Eigen::Index nb, const T* w, Eigen::Index sa, Eigen::Index sb, Mat<T>& out,
+                              Eigen::Index nb, const T* w, Eigen::Index sa, Eigen::Index sb, T f, Mat<T>& out,
                               Eigen::Index o0) {
     const Eigen::Index d = X.cols();
     for (Eigen::Index a = 0; a < na; ++a)
       for (Eigen::Index b = 0; b < nb; ++b) {
-        const T s = T(-2) * w[a * sa + b * sb];
+        const T s = f * w[a * sa + b * sb];
         if (s == T(0)) continue;
         for (Eigen::Index x = 0; x < d; ++x) out(o0 + a, x) += s * (X(x0 + a, x) - Y(y0 + b, x));
       }
@@ -176,7 +176,18 @@ struct NegSqEuclidean {
   static void grad_k_from_differences(const Mat<T>& Q, const Mat<T>& K, Eigen::Index i0, Eigen::Index bq,
                                       Eigen::Index j0, Eigen::Index bk, const Eigen::Ref<const Mat<T>>& dS,
                                       Mat<T>& dKt) {
-    add_differences<T>(K, j0, bk, Q, i0, bq, dS.data(), 1, dS.outerStride(), dKt, 0);
+    add_differences<T>(K, j0, bk, Q, i0, bq, dS.data(), 1, dS.outerStride(), T(-2), dKt, 0);
+  }
+  /// The same for dQ: a query tile with a recomputed tile takes its dq' (bq, d + 2) from the
+  /// differences over all its blocks, -sum_c dS(r, c) (q_r - k_c) in the first d columns, which
+  /// prepared_backward doubles, and 0 in the column of rowsum(dS): the centred sum dS Kc loses a
+  /// key's offset from a mean key far away (k = -6.8e-23 beside mu = 1.57: dQ -1.4e-9 where it
+  /// is 9.8e-6, fuzzer finding).
+  template <class T>
+  static void grad_q_from_differences(const Mat<T>& Q, const Mat<T>& K, Eigen::Index i0, Eigen::Index bq,
+                                      Eigen::Index j0, Eigen::Index bk, const Eigen::Ref<const Mat<T>>& dS,
+                                      Mat<T>& dQt) {
+    add_differences<T>(Q, i0, bq, K, j0, bk, dS.data(), dS.outerStride(), 1, T(-1), dQt, 0);
   }
   /// Through the augmented rows (mu is a constant here: f does not change when q and k move
   /// together, so the paths through mu cancel exactly): with qc = q - mu, kc = k - mu,
