@@ -23,7 +23,7 @@
 //                                 208,665 B, the flag instead of a per-element test saving
 //                                 10 % of the backward's time; 209 KB until neg_sq's dK
 //                                 and dQ from differences (refined tiles; the core's
-//                                 rows that cancel), ninth session: 211,684 B, +4.6 KB
+//                                 rows that cancel), ninth session: 211,730 B, +4.8 KB
 //                                 raw, one non-inlined scalar loop for all three uses
 //                                 (inlined: +1.3 KB more); gzip's output moved more
 //                                 than the raw bytes, by code layout);

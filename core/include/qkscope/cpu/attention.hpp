@@ -96,8 +96,8 @@ std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<
   return sc;
 }
 
-/// DotScorer::Refine's functions for scoring function F: its refine_tile,
-/// grad_k_from_differences and grad_q_from_differences hooks.
+/// DotScorer::Refine's functions for scoring function F: its refine_tile and
+/// grad_k_from_differences hooks.
 template <class F, class T>
 bool refine_scores(const typename DotScorer<T>::Refine& r, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
                    Eigen::Index bk, TileRef<T> S) {
@@ -107,11 +107,6 @@ template <class F, class T>
 void refine_grad_k(const typename DotScorer<T>::Refine& r, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
                    Eigen::Index bk, const ConstTileRef<T>& dS, Mat<T>& dKt) {
   F::template grad_k_from_differences<T>(*r.Q, *r.K, i0, bq, j0, bk, dS, dKt);
-}
-template <class F, class T>
-void refine_grad_q(const typename DotScorer<T>::Refine& r, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
-                   Eigen::Index bk, const ConstTileRef<T>& dS, Mat<T>& dQt) {
-  F::template grad_q_from_differences<T>(*r.Q, *r.K, i0, bq, j0, bk, dS, dQt);
 }
 
 /// Calls fn(scorers, finish) with one scorer per head for cfg.score, found by visiting the
@@ -149,8 +144,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     } else {
       auto sc = scorers_of(forms, h, std::isinf(logit_gain));  // +inf: attention_backward
       if constexpr (requires { &F::template refine_tile<T>; })
-        for (std::size_t n = 0; n < h.size(); ++n) sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>, &refine_grad_k<F, T>,
-                         &refine_grad_q<F, T>};
+        for (std::size_t n = 0; n < h.size(); ++n) sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>, &refine_grad_k<F, T>};
       fn(std::move(sc), finish);
     }
   });

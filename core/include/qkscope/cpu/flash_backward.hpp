@@ -296,13 +296,11 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     w.rowP.resize(bq, L_k);
     w.rowdX.resize(bq, L_k);
     std::vector<Eigen::Index> blocks;  // key-tile starts j0 with visible pairs
-    bool refined = false;              // some block's scores came from differences (tile_grad)
     for (Eigen::Index j0 = 0; j0 < L_k; j0 += opt.block_k) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], nullptr, nullptr, i0, bq, j0, bk, w, nullptr, nullptr,
                      w.rows.data()))
         continue;
-      refined |= w.refined;
       blocks.push_back(j0);
       w.rowS.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.s.data(), bq, bk);
       w.rowX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.x.data(), bq, bk);
@@ -341,14 +339,6 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       sc.grad_q_rows(i0, bq, blocks, opt.block_k, w.rowdX, w.row_sums.data(), w.dQt, w.extra);
       if (n_extra) extra_rows_part[n].row(t) = w.extra.transpose();
     }
-    if constexpr (requires { sc.grad_q_refined(i0, bq, 0, 0, w.rowdX, w.dQt); })
-      if (refined) {  // then dQ from the differences too (neg_sq_euclidean.hpp)
-        w.dQt.setZero();
-        for (const Eigen::Index j0 : blocks) {
-          const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
-          sc.grad_q_refined(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
-        }
-      }
     g[n].dQs.middleRows(i0, bq) = w.dQt;
   });
   // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.

@@ -140,11 +140,9 @@ struct DotScorer {
     const void* form = nullptr;
     /// Returns whether it recomputed the tile.
     bool (*fn)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, TileRef<T>) = nullptr;
-    /// The form's grad_k_from_differences and grad_q_from_differences, for the tiles fn
-    /// recomputed (grad_k_refined, grad_q_refined).
-    using Grad = void (*)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index,
-                          const ConstTileRef<T>&, Mat<T>&);
-    Grad grad_k = nullptr, grad_q = nullptr;
+    /// The form's grad_k_from_differences, for the tiles fn recomputed (grad_k_refined).
+    void (*grad_k)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>&,
+                   Mat<T>&) = nullptr;
   } refine{};
   /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).
   static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks, bool backward) {
@@ -268,10 +266,6 @@ struct DotScorer {
   void grad_k_refined(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
                       Mat<T>& dKt) const {
     refine.grad_k(refine, i0, bq, j0, bk, dS, dKt);
-  }
-  void grad_q_refined(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
-                      Mat<T>& dQt) const {
-    refine.grad_q(refine, i0, bq, j0, bk, dS, dQt);
   }
 };
 

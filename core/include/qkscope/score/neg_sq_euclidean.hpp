@@ -64,9 +64,10 @@ struct NegSqEuclidean {
   /// 1e19: the double core's dK -2048 where it is 0, dQ 1878 where it is 0; fuzzer finding
   /// and review), as the scores do (refine_tile). A row whose largest entry keeps fewer than 12
   /// bits (float; 34 in double, the fuzz harness's reference) under the row's rounding bound
-  /// eps (sum |dS| |qc|_max + sum |dS| |kc|_max) is taken again from the differences,
-  /// -2 sum_j dS_ij (q_i - k_j) and 2 sum_i dS_ij (q_i - k_j) (add_differences). Random
-  /// inputs keep about eps sqrt(L) of their size and stay on the GEMMs.
+  /// eps (sum |dS| |qc|_max + sum |dS| |kc|_max) is formed again from the differences,
+  /// -2 sum_j dS_ij (q_i - k_j) and 2 sum_i dS_ij (q_i - k_j) (add_differences), and kept
+  /// where their own bound is under half the centred one. Random inputs keep about
+  /// eps sqrt(L) of their size and stay on the GEMMs.
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
                        ScoreGrads<T>& g) {
@@ -95,34 +96,46 @@ struct NegSqEuclidean {
       }
     // Against the row's largest entry (a component far smaller than the row's others may keep
     // fewer bits: 12 bits per entry flagged ~30 % of random rows at L = 512). !(a <= b): NaN too.
+    // A flagged row takes the differences only where their own bound, sum |dS| |q - k|_max, is
+    // under half the centred one: a query far from keys 1e-15 apart keeps their offset in the
+    // centred keys and loses it in q - k (dQ 2.4 % off in double where the centred form was
+    // exact: review).
     const double keep = std::numeric_limits<T>::digits >= 53 ? 0x1p-34 : 0x1p-12;
     const double eps = std::numeric_limits<T>::epsilon();
     const Eigen::Index L_k = K.rows();
-    for (Eigen::Index i = 0; i < Q.rows(); ++i)
-      if (!(eps * double(bQ(i)) <= keep * double(largest(g.dQ, i)))) {
-        g.dQ.row(i).setZero();
-        add_differences<T>(Q, i, 1, K, 0, L_k, &dS(i, 0), 0, 1, T(-2), g.dQ, i);
-      }
-    for (Eigen::Index j = 0; j < L_k; ++j)
-      if (!(eps * double(bK(j)) <= keep * double(largest(g.dK, j)))) {
-        g.dK.row(j).setZero();
-        add_differences<T>(K, j, 1, Q, 0, Q.rows(), &dS(0, j), 0, L_k, T(-2), g.dK, j);
-      }
+    Mat<T> row(1, Q.cols());
+    auto retake = [&](Mat<T>& G, double bound, const Mat<T>& X, Eigen::Index a, const Mat<T>& Y, const T* w,
+                      Eigen::Index sb) {
+      if (eps * bound <= keep * double(largest(G, a))) return;
+      row.setZero();
+      if (add_differences<T>(X, a, 1, Y, 0, Y.rows(), w, 0, sb, row, 0) < bound / 2) G.row(a) = row;
+    };
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) retake(g.dQ, 2 * double(bQ(i)), Q, i, K, &dS(i, 0), 1);
+    for (Eigen::Index j = 0; j < L_k; ++j) retake(g.dK, 2 * double(bK(j)), K, j, Q, &dS(0, j), L_k);
   }
-  /// out(o0 + a, 0 .. d) += f sum_b w[a sa + b sb] (X(x0 + a) - Y(y0 + b)) for a < na, b < nb:
-  /// a gradient from the differences themselves (no cancellation beyond dS's own). Scalar
+  /// out(o0 + a, 0 .. d) += -2 sum_b w[a sa + b sb] (X(x0 + a) - Y(y0 + b)) for a < na, b < nb:
+  /// a gradient from the differences themselves. Returns its rounding bound's scale,
+  /// sum 2 |w| |X(x0 + a) - Y(y0 + b)|_max (the differences keep eps of themselves). Scalar
   /// loops, one instantiation, not inlined: small code in the wasm modules.
   template <class T>
-  EIGEN_DONT_INLINE static void add_differences(const Mat<T>& X, Eigen::Index x0, Eigen::Index na, const Mat<T>& Y, Eigen::Index y0,
-                              Eigen::Index nb, const T* w, Eigen::Index sa, Eigen::Index sb, T f, Mat<T>& out,
-                              Eigen::Index o0) {
+  EIGEN_DONT_INLINE static double add_differences(const Mat<T>& X, Eigen::Index x0, Eigen::Index na,
+                                                  const Mat<T>& Y, Eigen::Index y0, Eigen::Index nb, const T* w,
+                                                  Eigen::Index sa, Eigen::Index sb, Mat<T>& out, Eigen::Index o0) {
     const Eigen::Index d = X.cols();
+    double bound = 0;
     for (Eigen::Index a = 0; a < na; ++a)
       for (Eigen::Index b = 0; b < nb; ++b) {
-        const T s = f * w[a * sa + b * sb];
+        const T s = T(-2) * w[a * sa + b * sb];
         if (s == T(0)) continue;
-        for (Eigen::Index x = 0; x < d; ++x) out(o0 + a, x) += s * (X(x0 + a, x) - Y(y0 + b, x));
+        T m = 0;
+        for (Eigen::Index x = 0; x < d; ++x) {
+          const T diff = X(x0 + a, x) - Y(y0 + b, x);
+          out(o0 + a, x) += s * diff;
+          m = std::max(m, std::abs(diff));
+        }
+        bound += std::abs(double(s)) * double(m);
       }
+    return bound;
   }
   /// Fast paths: q' = [2 (q - mu), -|q - mu|^2, 1], k' = [k - mu, 1, -|k - mu|^2], mu = mean key.
   template <class T>
@@ -176,18 +189,7 @@ struct NegSqEuclidean {
   static void grad_k_from_differences(const Mat<T>& Q, const Mat<T>& K, Eigen::Index i0, Eigen::Index bq,
                                       Eigen::Index j0, Eigen::Index bk, const Eigen::Ref<const Mat<T>>& dS,
                                       Mat<T>& dKt) {
-    add_differences<T>(K, j0, bk, Q, i0, bq, dS.data(), 1, dS.outerStride(), T(-2), dKt, 0);
-  }
-  /// The same for dQ: a query tile with a recomputed tile takes its dq' (bq, d + 2) from the
-  /// differences over all its blocks, -sum_c dS(r, c) (q_r - k_c) in the first d columns, which
-  /// prepared_backward doubles, and 0 in the column of rowsum(dS): the centred sum dS Kc loses a
-  /// key's offset from a mean key far away (k = -6.8e-23 beside mu = 1.57: dQ -1.4e-9 where it
-  /// is 9.8e-6, fuzzer finding).
-  template <class T>
-  static void grad_q_from_differences(const Mat<T>& Q, const Mat<T>& K, Eigen::Index i0, Eigen::Index bq,
-                                      Eigen::Index j0, Eigen::Index bk, const Eigen::Ref<const Mat<T>>& dS,
-                                      Mat<T>& dQt) {
-    add_differences<T>(Q, i0, bq, K, j0, bk, dS.data(), dS.outerStride(), 1, T(-1), dQt, 0);
+    add_differences<T>(K, j0, bk, Q, i0, bq, dS.data(), 1, dS.outerStride(), dKt, 0);
   }
   /// Through the augmented rows (mu is a constant here: f does not change when q and k move
   /// together, so the paths through mu cancel exactly): with qc = q - mu, kc = k - mu,
