@@ -110,8 +110,8 @@ struct NegSqEuclidean {
       row.setZero();
       if (add_differences<T>(X, a, 1, Y, 0, Y.rows(), w, 0, sb, row, 0) < bound / 2) G.row(a) = row;
     };
-    for (Eigen::Index i = 0; i < Q.rows(); ++i) retake(g.dQ, 2 * double(bQ(i)), Q, i, K, &dS(i, 0), 1);
-    for (Eigen::Index j = 0; j < L_k; ++j) retake(g.dK, 2 * double(bK(j)), K, j, Q, &dS(0, j), L_k);
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) retake(g.dQ, 2 * double(bQ(i)), Q, i, K, dS.data() + i * L_k, 1);
+    for (Eigen::Index j = 0; j < L_k; ++j) retake(g.dK, 2 * double(bK(j)), K, j, Q, dS.data() + j, L_k);
   }
   /// out(o0 + a, 0 .. d) += -2 sum_b w[a sa + b sb] (X(x0 + a) - Y(y0 + b)) for a < na, b < nb:
   /// a gradient from the differences themselves. Returns its rounding bound's scale,
