@@ -144,7 +144,8 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     } else {
       auto sc = scorers_of(forms, h, std::isinf(logit_gain));  // +inf: attention_backward
       if constexpr (requires { &F::template refine_tile<T>; })
-        for (std::size_t n = 0; n < h.size(); ++n) sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>, &refine_grad_k<F, T>};
+        for (std::size_t n = 0; n < h.size(); ++n)
+          sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>, &refine_grad_k<F, T>};
       fn(std::move(sc), finish);
     }
   });
