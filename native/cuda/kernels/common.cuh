@@ -121,12 +121,16 @@ struct DotScore {
 struct AdditiveScore {
   static constexpr bool additive = true;
   QK_DEVICE static float combine(float acc, float q, float k, float v) { return fmaf(v, pipeline::tanh_(q + k), acc); }
-  /// The same term from ea = e^{2q}, eb = e^{2k}: tanh(q + k) = 1 - 2 / (ea eb + 1), one
-  /// reciprocal instead of a tanhf. Absolute error ~2e-7 for |q|, |k| <= kExpLimit (the
-  /// product may overflow to inf there: the reciprocal is 0, tanh = 1, as it should be).
+  /// The same term from ea = e^{2q}, eb = e^{2k}, p = ea eb and r = 1 / (p + 1), one
+  /// reciprocal instead of a tanhf: tanh(q + k) = 1 - 2 r where p >= 1 and 2 p r - 1 below,
+  /// mirrored so that t near -1 keeps its digits as near +1 (1 - 2 r alone left r's rounding,
+  /// ~2 ulp of t, there: the CPU form, cpu/additive_pack.hpp, and native/bench/NOTES.md).
+  /// Absolute error ~2e-7 for |q|, |k| <= kExpLimit (the product may overflow to inf there:
+  /// the reciprocal is 0, tanh = 1, as it should be).
   static constexpr float kExpLimit = 40.f;  // e^{80} < FLT_MAX
   QK_DEVICE static float combine_exp(float acc, float ea, float eb, float v) {
-    return fmaf(v, fmaf(-2.f, fast_rcp(fmaf(ea, eb, 1.f)), 1.f), acc);
+    const float p = ea * eb, r = fast_rcp(p + 1.f);
+    return fmaf(v, p < 1.f ? fmaf(2.f * p, r, -1.f) : fmaf(-2.f, r, 1.f), acc);
   }
 };
 

@@ -58,11 +58,27 @@ inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::M
     if (r.ok) out.push_back(r.fwd.output);
   const MatrixD ref_out = reference::attention<double>(Qd, Kd, Vd, pd, cd).output;
   CHECK_MATCHES_REFERENCE("tiled output", t.output, qkfuzz::farthest_of(ref_out, out), ref_out);
+  // The fuzzer's float backward runs from the double forward: its weights rounded to nearest,
+  // and up or down at random (two streams, the harness's seeds: perturbed.hpp), each a sample
+  // of what holding P in float does to a gradient.
+  std::vector<AttentionGrads<double>> from_double;
+  const auto add_from = [&](const AttentionResult<float>& f) {
+    try {
+      from_double.push_back(qkfuzz::grads_as_double(attention_backward<float>(Q, K, V, p, c, f, dO)));
+    } catch (const std::invalid_argument&) {
+    }
+  };
+  add_from(result_as<float>(f64));
+  for (const std::uint64_t seed : {0x7A3C9E1D5B2F4861ull, 0x3F84D5B5B5470917ull}) {
+    qkfuzz::Signs s(seed);
+    add_from(qkfuzz::weights_rounded_randomly(f64, s));
+  }
   auto check = [&](const char* name, const auto& tiled, const auto& core32, const auto& core64, auto get) {
     if (core64.size() == 0) return;
     std::vector<MatrixD> bars{wide(core32)};
     for (const auto& r : runs)
       if (r.ok) bars.push_back(wide(get(r.grads)));
+    for (const auto& g : from_double) bars.push_back(wide(get(g)));
     CHECK_MATCHES_REFERENCE(name, tiled, qkfuzz::farthest_of(wide(core64), bars), wide(core64));
   };
   if (checks.dqk) {

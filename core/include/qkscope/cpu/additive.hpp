@@ -4,9 +4,10 @@
 // (L_q, L_k, d_h) tanh tensor is never stored (docs/facts.md §7).
 // The tanh of a sum is evaluated as a product of precomputed exponentials:
 //   tanh(a + b) = 1 - 2 / (e^{2a} e^{2b} + 1),  E_A = exp(2A), E_B = exp(2B)
-// so each (i, j, h) costs one FMA, one reciprocal (rcp14 + a Newton step on AVX-512, a
-// division elsewhere) and one FMA with v_h, accumulating s = -t/2 = 1/(p + 1) - 1/2,
-// instead of a full tanh. Error: the product carries a few ulp of relative error and
+// so each (i, j, h) costs a product, one reciprocal (rcp14 + a Newton step on AVX-512, a
+// division elsewhere), a select between two forms and one FMA with v_h, accumulating
+// s = -t/2 = 1/(p + 1) - 1/2 where p >= 1 and 1/2 - p / (p + 1) below (mirrored so that t near
+// -1 is as accurate as near +1: AddPack::half_neg_tanh), instead of a full tanh. Error: the product carries a few ulp of relative error and
 // d tanh / d ln(p) = (1 - t^2) / 2 <= 1/2, so |error| stays ~1e-7 for every input
 // (NOTES.md step 2: measured max 1.5e-7 vs tanh in double on a dense grid). When some
 // |A| or |B| exceeds 0.45 ln(max T) (~40 in float) e^{2x} would leave the range, and the
@@ -89,16 +90,19 @@ Mat<T> exp_packets(const Mat<T>& X) {
 }
 
 #if defined(EIGEN_VECTORIZE_AVX512)
-// vdivps zmm is slow; a 14-bit reciprocal estimate r0 of y = p + 1 and one Newton step,
-// folded with the -1/2: s = (r0 - 1/2) + r0 (1 - y r0), i.e. 3 FMAs + 1 add + rcp14 (the
-// add and the min run on the FP add pipes). y is capped so that an overflowed product
-// (a + b > ~44, t = 1) cannot reach rcp14(inf) * inf = NaN.
+// vdivps zmm is slow; a 14-bit reciprocal estimate r0 of y = p + 1 and one Newton step:
+// q = r0 + r0 (1 - y r0), then the generic form's choice (q - 1/2 where p >= 1, 1/2 - p q
+// below, one FMA each). p is capped so that an overflowed product (a + b > ~44, t = 1) cannot
+// reach rcp14(inf) * inf = NaN.
 template <>
 inline Eigen::internal::Packet16f AddPack<float>::half_neg_tanh(const P& a, const P& e) {
-  const __m512 one = _mm512_set1_ps(1.f);
-  const __m512 y = _mm512_min_ps(_mm512_fmadd_ps(a, e, one), _mm512_set1_ps(1e30f));
+  const __m512 one = _mm512_set1_ps(1.f), half = _mm512_set1_ps(0.5f);
+  const __m512 p = _mm512_min_ps(_mm512_mul_ps(a, e), _mm512_set1_ps(1e30f));
+  const __m512 y = _mm512_add_ps(p, one);
   const __m512 r0 = _mm512_rcp14_ps(y);
-  return _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(y, r0, one), _mm512_sub_ps(r0, _mm512_set1_ps(0.5f)));
+  const __m512 q = _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(y, r0, one), r0);
+  const __mmask16 below = _mm512_cmp_ps_mask(p, one, _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(below, _mm512_sub_ps(q, half), _mm512_fnmadd_ps(p, q, half));
 }
 #endif
 
@@ -270,7 +274,7 @@ struct AdditiveScorer {
           T acc = 0;
           for (Eigen::Index h = 0; h < dh; ++h) {
             const T x = ea[k * lda + h], y = ebt[h * ldb + c];
-            acc += v(h) * (xu && xu[h] != 0 ? AP::tanh_scalar(x + y) : T(1) - T(2) / (x * y + T(1)));
+            acc += v(h) * (xu && xu[h] != 0 ? AP::tanh_scalar(x + y) : T(-2) * AP::half_neg_tanh_scalar(x, y));
           }
           s[k * S.outerStride() + c] = acc;
         }
