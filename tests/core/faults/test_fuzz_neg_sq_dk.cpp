@@ -145,3 +145,30 @@ TEST_CASE("neg_sq core dQ: a key's offset far below the mean key's size, and a f
     CHECK(std::abs(double(g32.dQ(4, 3)) - 540346.795348) <= 1e-5 * 540346.795348);
   }
 }
+
+TEST_CASE("tiled neg_sq dQ beside a key offset far below the mean key (fuzzer, 2026-12-05)",
+          "[faults][reliability][tiled]") {
+  // tests/fuzz/fixed/neg-sq-tiled-dQ-key-offset-2026-12-05 (the ninth session's campaign):
+  // queries at 0 over keys 0, 3e-35, 0, 7.87 and -6.8e-23, a value of 1.15e18. The centred
+  // keys (mean 1.57) tie keys 0, 1, 2 and 4, and the tied group's split sum_j dS_ij (k_j - k_ref)
+  // took k_j - k_ref from them, 0 for key 4: dQ -1.43e-9 where it is 9.764e-6. The split now
+  // takes key differences from the keys as given (cpu/scorers.hpp, DotScorer::grad_q_rows).
+  // Right values: 80-digit mpmath derivatives of the definition on the float inputs.
+  const auto c = qktest::score_config("neg_sq_euclidean", 1.0);
+  const Matrix Q = qktest::mat<float>({{-0.0299999993f}, {0}, {0}}),
+               K = qktest::mat<float>({{0}, {3.08148784e-35f}, {0}, {7.86999989f}, {-6.77626343e-23f}}),
+               V = qktest::mat<float>({{0}, {3.96884346f}, {1.1529215e+18f}, {0}, {0}}),
+               dO = qktest::mat<float>({{0}, {1}, {3.99999952f}});
+  const double right[3] = {0, 9.76419314982309e-6, 3.90567679433622e-5};
+  for (const Eigen::Index bq : {1, 2, 3})
+    for (const Eigen::Index bk : {1, 2, 3, 5}) {
+      CAPTURE(bq, bk);
+      auto o = qktest::one_thread(bk);
+      o.block_q = bq;
+      const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+      REQUIRE_FALSE(t.fallback);
+      const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+      for (int i = 0; i < 3; ++i) CHECK(std::abs(double(g.dQ(i, 0)) - right[i]) <= 1e-5 * right[2]);
+      qktest::matches_under_harness_bar(Q, K, V, dO, {}, c, o);
+    }
+}
