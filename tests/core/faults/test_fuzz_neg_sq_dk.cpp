@@ -172,3 +172,42 @@ TEST_CASE("tiled neg_sq dQ beside a key offset far below the mean key (fuzzer, 2
       qktest::matches_under_harness_bar(Q, K, V, dO, {}, c, o);
     }
 }
+
+TEST_CASE("tiled neg_sq dQ: a tied group's own offsets only where they keep their digits (review, 2026-12-05)",
+          "[faults][reliability][tiled]") {
+  // A reviewer's break of the first form of the fix above, which took every member's offset:
+  // members at -1e-8 and 1e-8 beside a key at 0 (all tied once centred), under dS of ~3e17
+  // whose true share is ~0: their float terms of ~6e9 left noise of ~350 where dQ is 39.6 (0
+  // at block_k 2), and in the second case the sign flipped at block_k 1, 4, 5 and 64. The
+  // offsets are added back only where their sum keeps 12 bits over eps sum |dS| |k_j - k_ref|.
+  // Right values: 80-digit mpmath derivatives of the definition on the float inputs. (The
+  // second case's third row, a query at -0.03, stays ~1 % off, before and after: the float
+  // core is off by 2e15 there.)
+  {
+    auto c = qktest::score_config("neg_sq_euclidean", 1.0);
+    c.scale = 0x1.a9fbe8p-6;
+    const Matrix Q = Matrix::Zero(1, 1), K = qktest::mat<float>({{-0x1.5798eep-27f}, {0x1.5798eep-27f}, {0}, {40}}),
+                 V = qktest::mat<float>({{1}, {1}, {0x1.5af1d8p+66f}, {0x1.5af1d8p+66f}}), dO = qktest::mat<float>({{1}});
+    for (const Eigen::Index bk : {1, 2, 3, 4}) {
+      CAPTURE(bk);
+      const auto o = qktest::one_thread(bk);
+      const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, cpu::attention_forward<float>(Q, K, V, {}, c, o), dO, o);
+      CHECK(std::abs(double(g.dQ(0, 0)) - 39.6460586331557) <= 1e-5 * 39.6460586331557);
+    }
+  }
+  auto c = qktest::score_config("neg_sq_euclidean", 1.0);
+  c.scale = 0x1.aaaaaap-6;
+  const Matrix Q = qktest::mat<float>({{0}, {0}, {-0x1.eb851ep-6f}, {0}}),
+               K = qktest::mat<float>({{-0x1.47ae14p-74f}, {40}, {-0x1.5798eep-27f}, {0x1.5798eep-27f}, {40}}),
+               V = qktest::mat<float>({{0x1.08b2a2p+83f}, {0x1.08b2a2p+83f}, {1}, {1}, {0}}),
+               dO = qktest::mat<float>({{1}, {0x1.fffffcp+1f}, {0x1.fffffcp+1f}, {0}});
+  const double right[2] = {1857425.52257666, 7429701.20461712};
+  for (const Eigen::Index bq : {1, 2, 4})
+    for (const Eigen::Index bk : {1, 2, 3, 4, 5, 64}) {
+      CAPTURE(bq, bk);
+      auto o = qktest::one_thread(bk);
+      o.block_q = bq;
+      const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, cpu::attention_forward<float>(Q, K, V, {}, c, o), dO, o);
+      for (int i = 0; i < 2; ++i) CHECK(std::abs(double(g.dQ(i, 0)) - right[i]) <= 1e-5 * right[i]);
+    }
+}

@@ -224,10 +224,14 @@ struct DotScorer {
     // The split's key differences from the keys as given where the form's key rows are them
     // shifted (Refine::K): the centred keys of negative squared Euclidean round a key's offset
     // of -6.8e-23 beside a mean of 1.57 away, which left dQ -1.43e-9 where it is 9.764e-6
-    // (fuzzer finding); k_j - k_ref keeps it, and is never worse (one rounding of the
-    // difference itself).
+    // (fuzzer finding). Each k_j - k_ref is then one rounding of the difference itself. But
+    // the reference group's own members (tied in the shifted keys, so 0 there) add their
+    // offsets only where that sum keeps 12 bits over eps sum |dS_ij| |k_j - k_ref|: members
+    // at -1e-8 and 1e-8 under dS of 3e17 whose true share is ~0 gave float noise of ~350
+    // where dQ is 39.6 (0, or the sign flipped, where dropping them was right: review).
     const Mat<T>* raw = refine.K;
     const Eigen::Index d_raw = raw ? raw->cols() : 0;
+    const double eps = double(std::numeric_limits<T>::epsilon());
     std::vector<Eigen::Index> rows;
     Mat<T> G, Kc(std::min(block_k, L_k), d), Ka(Kc.rows(), d), Kca(Kc.rows(), d);
     for (Eigen::Index g = -1;;) {
@@ -241,14 +245,27 @@ struct DotScorer {
         if (ref[std::size_t(r)] == g) rows.push_back(r);
       const Eigen::Index n = Eigen::Index(rows.size());
       Mat<T> split = Mat<T>::Zero(n, d), plain_bound = split, split_bound = split;
+      Eigen::MatrixXd own = Eigen::MatrixXd::Zero(n, d_raw), own_abs = own;  // the members' offsets
       for (const Eigen::Index j0 : blocks) {
         const Eigen::Index bk = std::min(block_k, L_k - j0);
-        for (Eigen::Index r = 0; r < bk; ++r)
+        for (Eigen::Index r = 0; r < bk; ++r) {
+          const bool member = group[std::size_t(j0 + r)] == g;
           for (Eigen::Index c = 0; c < d; ++c) {
-            Kc(r, c) = c < d_raw ? (*raw)(j0 + r, c) - (*raw)(g, c) : (*Ks)(j0 + r, c) - (*Ks)(g, c);
+            Kc(r, c) = c < d_raw && !member ? (*raw)(j0 + r, c) - (*raw)(g, c) : (*Ks)(j0 + r, c) - (*Ks)(g, c);
             Ka(r, c) = std::abs((*Ks)(j0 + r, c));
             Kca(r, c) = std::abs(Kc(r, c));
           }
+          if (!member || d_raw == 0) continue;
+          for (Eigen::Index c = 0; c < d_raw; ++c) {
+            const double off = double((*raw)(j0 + r, c) - (*raw)(g, c));
+            if (off == 0) continue;
+            for (Eigen::Index i = 0; i < n; ++i) {
+              const double w = double(dS(rows[std::size_t(i)], j0 + r));
+              own(i, c) += w * off;
+              own_abs(i, c) += std::abs(w * off);
+            }
+          }
+        }
         // One buffer: the rows' dS, then their |dS| in place.
         G.resize(n, bk);
         for (Eigen::Index i = 0; i < n; ++i)
@@ -263,7 +280,9 @@ struct DotScorer {
       for (Eigen::Index i = 0; i < n; ++i) {
         const Eigen::Index r = rows[std::size_t(i)];
         for (Eigen::Index c = 0; c < d; ++c)
-          if (split_bound(i, c) < plain_bound(i, c)) plain(r, c) = split(i, c);
+          if (split_bound(i, c) < plain_bound(i, c))
+            plain(r, c) = c < d_raw && std::abs(own(i, c)) > 0x1p12 * eps * own_abs(i, c) ? T(double(split(i, c)) + own(i, c))
+                                                                                          : split(i, c);
       }
     }
     for (Eigen::Index r = 0; r < bq; ++r)
