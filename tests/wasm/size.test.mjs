@@ -1,6 +1,6 @@
 // Size budgets of the WebAssembly modules (gzip -9, 1 KB = 1000 B; issue 11, part 7):
 //   qkscope_core.wasm  <= 150 KB: loaded by the tutorial at start (forward and friends);
-//   qkscope_tiled.wasm <= 212 KB: the tiled SIMD kernels, fetched only on the first
+//   qkscope_tiled.wasm <= 213 KB: the tiled SIMD kernels, fetched only on the first
 //                                 attention() call (wasm/qkscope.js), so never on the
 //                                 critical path of a page that does not use them (200 KB
 //                                 until the dot family's exact dQ row sums took 1.3 KB:
@@ -26,7 +26,12 @@
 //                                 rows that cancel), ninth session: 211,730 B, +4.8 KB
 //                                 raw, one non-inlined scalar loop for all three uses
 //                                 (inlined: +1.3 KB more); gzip's output moved more
-//                                 than the raw bytes, by code layout);
+//                                 than the raw bytes, by code layout; 212 KB until the
+//                                 additive tanh mirrored about 0 and neg_sq's tied-group
+//                                 split from the keys as given (its members' offsets
+//                                 gated by their own bound), tenth session: 212,337 B,
+//                                 the offsets' sums in a std::vector, not an Eigen
+//                                 matrix of double (-121 B));
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';
@@ -38,7 +43,7 @@ import { tiledWasmUrl, wasmUrl } from './helpers.mjs';
 
 const trainWasmUrl = new URL('../../wasm/dist/qkscope_train.wasm', import.meta.url);
 
-for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 212_000], [trainWasmUrl, 200_000]]) {
+for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 213_000], [trainWasmUrl, 200_000]]) {
   const name = url.pathname.split('/').pop();
   test(`${name} is at most ${budget / 1000} KB gzipped`, () => {
     const raw = readFileSync(url);

@@ -245,7 +245,7 @@ struct DotScorer {
         if (ref[std::size_t(r)] == g) rows.push_back(r);
       const Eigen::Index n = Eigen::Index(rows.size());
       Mat<T> split = Mat<T>::Zero(n, d), plain_bound = split, split_bound = split;
-      Eigen::MatrixXd own = Eigen::MatrixXd::Zero(n, d_raw), own_abs = own;  // the members' offsets
+      std::vector<double> own(std::size_t(n * d_raw), 0.0), own_abs = own;  // the members' offsets (n, d_raw)
       for (const Eigen::Index j0 : blocks) {
         const Eigen::Index bk = std::min(block_k, L_k - j0);
         for (Eigen::Index r = 0; r < bk; ++r) {
@@ -261,8 +261,8 @@ struct DotScorer {
             if (off == 0) continue;
             for (Eigen::Index i = 0; i < n; ++i) {
               const double w = double(dS(rows[std::size_t(i)], j0 + r));
-              own(i, c) += w * off;
-              own_abs(i, c) += std::abs(w * off);
+              own[std::size_t(i * d_raw + c)] += w * off;
+              own_abs[std::size_t(i * d_raw + c)] += std::abs(w * off);
             }
           }
         }
@@ -280,9 +280,11 @@ struct DotScorer {
       for (Eigen::Index i = 0; i < n; ++i) {
         const Eigen::Index r = rows[std::size_t(i)];
         for (Eigen::Index c = 0; c < d; ++c)
-          if (split_bound(i, c) < plain_bound(i, c))
-            plain(r, c) = c < d_raw && std::abs(own(i, c)) > 0x1p12 * eps * own_abs(i, c) ? T(double(split(i, c)) + own(i, c))
-                                                                                          : split(i, c);
+          if (split_bound(i, c) < plain_bound(i, c)) {
+            const double o = c < d_raw ? own[std::size_t(i * d_raw + c)] : 0.0;
+            const bool keeps = std::abs(o) > 0x1p12 * eps * (c < d_raw ? own_abs[std::size_t(i * d_raw + c)] : 0.0);
+            plain(r, c) = keeps ? T(double(split(i, c)) + o) : split(i, c);
+          }
       }
     }
     for (Eigen::Index r = 0; r < bq; ++r)
