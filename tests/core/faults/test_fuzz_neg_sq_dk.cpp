@@ -211,3 +211,50 @@ TEST_CASE("tiled neg_sq dQ: a tied group's own offsets only where they keep thei
       for (int i = 0; i < 2; ++i) CHECK(std::abs(double(g.dQ(i, 0)) - right[i]) <= 1e-5 * right[i]);
     }
 }
+
+TEST_CASE("tiled neg_sq dQ rows whose centred sums cancel, from the differences (fuzzer, 2026-12-05)",
+          "[faults][reliability][tiled]") {
+  // The tenth session's campaign: the tiled dQ = 2 sum_j dS_ij kc_j - 2 qc_i sum_j dS_ij cancels
+  // terms of size |dS| |qc| where queries sit near keys, as the core's did before its rows were
+  // taken from differences; the tiled path now does the same per row
+  // (NegSqEuclidean::grad_q_rows_from_differences). Right values: 80-digit mpmath derivatives
+  // of the definition (with the softcap c tanh(s / c)) on the float inputs.
+  auto check = [](const AttentionConfig<float>& c, const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
+                  const MatrixD& right, double tol) {
+    for (const Eigen::Index bq : {1, 2})
+      for (const Eigen::Index bk : {1, 2, 3}) {
+        CAPTURE(bq, bk);
+        auto o = qktest::one_thread(bk);
+        o.block_q = bq;
+        const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+        REQUIRE_FALSE(t.fallback);
+        const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+        CAPTURE(g.dQ);
+        CHECK((g.dQ.cast<double>() - right).cwiseAbs().maxCoeff() <= tol);
+      }
+  };
+  {  // softcap 1, a query on two keys beside one at -3 with a value of -3.4e38: 2.03e31 where 1.63e31
+    auto c = qktest::score_config("neg_sq_euclidean", 1.0);
+    c.bias.softcap = 1;
+    MatrixD right(1, 1);
+    right << 1.62614649245551e+31;
+    check(c, Matrix::Zero(1, 1), qktest::mat<float>({{0}, {-3}, {0}}), qktest::mat<float>({{0}, {-3.39025811e+38f}, {2}}),
+          qktest::mat<float>({{1}}), right, 1e-5 * 1.62614649245551e+31);
+  }
+  {  // softcap 0.5, a query on two keys: 1.5e-5 where it is ~5e-18
+    auto c = qktest::score_config("neg_sq_euclidean", 1.0);
+    c.bias.softcap = 0.50040851994336288;
+    MatrixD right(2, 2);
+    right << 0, 0, -1.30831877710331e-18, 5.23327510841322e-18;
+    check(c, qktest::mat<float>({{0.00999999978f, 0}, {0, 0}}), qktest::mat<float>({{0, 0}, {1, -4}, {0, 0}}),
+          qktest::mat<float>({{0, -4}, {0, -3}, {0, 0}}), qktest::mat<float>({{0, 0}, {3, 950}}), right, 1e-12);
+  }
+  {  // no softcap, a query 0.07 from two keys 3e-4 apart, dO 2.4e21: 1.4738e18 where 1.47461e18
+    const auto c = qktest::score_config("neg_sq_euclidean", 1.0);
+    MatrixD right(1, 1);
+    right << 1.47460846493762e+18;
+    check(c, qktest::mat<float>({{-0.0278124996f}}), qktest::mat<float>({{0.0396863259f}, {-6.13999987f}, {0.0399999991f}}),
+          qktest::mat<float>({{-3.98198533f}, {787}, {-6.77626358e-21f}}), qktest::mat<float>({{2.36118324e+21f}}), right,
+          1e-5 * 1.47460846493762e+18);
+  }
+}

@@ -108,6 +108,13 @@ void refine_grad_k(const typename DotScorer<T>::Refine& r, Eigen::Index i0, Eige
                    Eigen::Index bk, const ConstTileRef<T>& dS, Mat<T>& dKt) {
   F::template grad_k_from_differences<T>(*r.Q, *r.K, i0, bq, j0, bk, dS, dKt);
 }
+template <class F, class T>
+void refine_grad_q(const typename DotScorer<T>::Refine& r, Eigen::Index i0, Eigen::Index bq,
+                   const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, const Mat<T>& dS, Mat<T>& dQt,
+                   const char* keep) {
+  F::template grad_q_rows_from_differences<T>(*r.Q, *r.K, *static_cast<const score::DotForm<T>*>(r.form), i0, bq,
+                                              blocks, block_k, dS, dQt, keep);
+}
 
 /// Calls fn(scorers, finish) with one scorer per head for cfg.score, found by visiting the
 /// registry: the score's prepare hook gives each head's form. finish(n, g, out) maps head
@@ -145,7 +152,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
       auto sc = scorers_of(forms, h, std::isinf(logit_gain));  // +inf: attention_backward
       if constexpr (requires { &F::template refine_tile<T>; })
         for (std::size_t n = 0; n < h.size(); ++n)
-          sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>, &refine_grad_k<F, T>};
+          sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>, &refine_grad_k<F, T>, &refine_grad_q<F, T>};
       fn(std::move(sc), finish);
     }
   });

@@ -147,6 +147,11 @@ struct DotScorer {
     /// The form's grad_k_from_differences, for the tiles fn recomputed (grad_k_refined).
     void (*grad_k)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>&,
                    Mat<T>&) = nullptr;
+    /// The form's grad_q_rows_from_differences (i0, bq, blocks, block_k, dS_rows, dQt, keep),
+    /// after grad_q_rows' sums: rows whose centred sums cancel, from differences; rows with
+    /// keep[r] != 0 (the tied-group split taken) stay.
+    void (*grad_q)(const Refine&, Eigen::Index, Eigen::Index, const std::vector<Eigen::Index>&, Eigen::Index,
+                   const Mat<T>&, Mat<T>&, const char*) = nullptr;
   } refine{};
   /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).
   static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks, bool backward) {
@@ -178,8 +183,18 @@ struct DotScorer {
   }
   /// With tied keys, after the tile's blocks: each row's reference, then both sums and their
   /// bounds. Every product has the operand types of grad_q's (one GEMM instantiation: wasm size).
-  void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
+  void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                    const Mat<T>& dS, const double* R, Mat<T>& dQt, Vec<T>&) const {
+    // A row that took the tied-group split keeps it: its bound is the split's, and the
+    // differences q_i - k_j carry the group's offsets that float dS cannot resolve (members at
+    // +-1e-8 under dS of 3e22: the sign of dQ flipped, review of the rows below).
+    std::vector<char> split(std::size_t(bq), 0);
+    tied_rows(bq, blocks, block_k, dS, R, dQt, split);
+    if (refine.grad_q) refine.grad_q(refine, i0, bq, blocks, block_k, dS, dQt, split.data());
+  }
+  /// grad_q_rows' sums where keys tie (above); split[r] = 1 where row r took the split.
+  void tied_rows(Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, const Mat<T>& dS,
+                 const double* R, Mat<T>& dQt, std::vector<char>& split_rows) const {
     if (group.empty()) return;
     const Eigen::Index d = Ks->cols(), L_k = dS.cols();
     // Per row, one pass over its dS: its float sum of dS and of |dS|, and each tied group's
@@ -281,6 +296,7 @@ struct DotScorer {
         const Eigen::Index r = rows[std::size_t(i)];
         for (Eigen::Index c = 0; c < d; ++c)
           if (split_bound(i, c) < plain_bound(i, c)) {
+            split_rows[std::size_t(r)] = 1;
             const double o = c < d_raw ? own[std::size_t(i * d_raw + c)] : 0.0;
             const bool keeps = std::abs(o) > 0x1p12 * eps * (c < d_raw ? own_abs[std::size_t(i * d_raw + c)] : 0.0);
             plain(r, c) = keeps ? T(double(split(i, c)) + o) : split(i, c);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/score/forms.hpp"
@@ -190,6 +191,48 @@ struct NegSqEuclidean {
                                       Eigen::Index j0, Eigen::Index bk, const Eigen::Ref<const Mat<T>>& dS,
                                       Mat<T>& dKt) {
     add_differences<T>(K, j0, bk, Q, i0, bq, dS.data(), 1, dS.outerStride(), dKt, 0);
+  }
+  /// The tiled backward's dQ rows after a query tile's key blocks (cpu/scorers.hpp): dq (bq,
+  /// d + 2) holds sum_j dS_ij k'_j, which prepared_backward maps to dQ = 2 dq[:, :d] -
+  /// 2 qc dq[:, d], terms of size |dS| |qc| that cancel where queries sit near keys (fuzzer:
+  /// dQ 2.03e31 where it is 1.63e31 with a softcap; 1.5e-5 where 0). As the core's rows
+  /// (backward, above): a row whose bound 2 eps sum_j |dS_ij| (|qc_i| + |kc_j|) (each at its
+  /// largest entry) leaves fewer than 12 bits is formed again from the differences,
+  /// -2 sum_j dS_ij (q_i - k_j), and kept where their own bound is under half the centred one,
+  /// written as dq[:, :d] = that / 2, dq[:, d] = 0 so that prepared_backward returns it.
+  /// Only the key blocks listed hold dS (the others were not visited). Rows with keep[r] != 0
+  /// stay (those that took the tied-group split: cpu/scorers.hpp says why).
+  template <class T>
+  static void grad_q_rows_from_differences(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0,
+                                           Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
+                                           Eigen::Index block_k, const Mat<T>& dS, Mat<T>& dq, const char* keep) {
+    const Eigen::Index d = Q.cols(), L_k = dS.cols();
+    const double eps = std::numeric_limits<T>::epsilon();
+    std::vector<double> nk(std::size_t(L_k), 0.0);  // |kc_j| at its largest entry, visited keys
+    for (const Eigen::Index j0 : blocks)
+      for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
+        for (Eigen::Index c = 0; c < d; ++c) nk[std::size_t(j)] = std::max(nk[std::size_t(j)], std::abs(double(f.k(j, c))));
+    Mat<T> row(1, d);
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      if (keep && keep[r]) continue;
+      double nq = 0, bound = 0, largest = 0;
+      for (Eigen::Index c = 0; c < d; ++c) nq = std::max(nq, std::abs(double(f.q(i0 + r, c))) / 2);  // f.q holds 2 qc
+      for (const Eigen::Index j0 : blocks)
+        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
+          bound += std::abs(double(dS(r, j))) * (nq + nk[std::size_t(j)]);
+      bound *= 2;
+      for (Eigen::Index c = 0; c < d; ++c)
+        largest = std::max(largest, std::abs(2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d))));
+      if (eps * bound <= 0x1p-12 * largest) continue;  // !(a <= b) retakes a NaN too
+      row.setZero();
+      double own = 0;
+      for (const Eigen::Index j0 : blocks)
+        own += add_differences<T>(Q, i0 + r, 1, K, j0, std::min(block_k, L_k - j0), dS.data() + r * dS.cols() + j0, 0, 1,
+                                  row, 0);
+      if (own >= bound / 2) continue;
+      for (Eigen::Index c = 0; c < d; ++c) dq(r, c) = row(0, c) / T(2);
+      dq(r, d) = T(0);
+    }
   }
   /// Through the augmented rows (mu is a constant here: f does not change when q and k move
   /// together, so the paths through mu cancel exactly): with qc = q - mu, kc = k - mu,
