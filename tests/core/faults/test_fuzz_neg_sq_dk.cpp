@@ -258,3 +258,36 @@ TEST_CASE("tiled neg_sq dQ rows whose centred sums cancel, from the differences 
           1e-5 * 1.47460846493762e+18);
   }
 }
+
+TEST_CASE("tiled neg_sq dQ rows from differences: chosen per column (review, 2026-12-05)",
+          "[faults][reliability][tiled]") {
+  // A reviewer's break of the rows above in their first, row-wide form: keys 1 and 2 tied to
+  // 4.7e-10 (dS of +-8.5e30), softcap 50, tau = 0.01. Row 0's y column needed the differences,
+  // its x column the centred sum (q_x - k_x of 0.03 rounds the keys' x offset of 2.5e-10 away):
+  // dQ(0, 0) was 0 where it is 4.18e21. Right values: 60-digit mpmath derivatives.
+  auto c = qktest::score_config("neg_sq_euclidean", 0.01);
+  c.bias.softcap = 50;
+  const Matrix Q = qktest::mat<float>({{-0.03019038215279579f, -0.005262472666800022f},
+                                       {0.0002442369004711509f, -0.005496140569448471f},
+                                       {0.00024296155606862158f, -0.005494375713169575f},
+                                       {0.00024311573361046612f, -0.00549430912360549f},
+                                       {-0.0063595762476325035f, 0.008680589497089386f}});
+  const Matrix K = qktest::mat<float>({{-0.0002284310176037252f, 0.6357829570770264f},
+                                       {0.00024296155606862158f, -0.005494375713169575f},
+                                       {0.00024296180345118046f, -0.005494376178830862f}});
+  const Matrix V = qktest::mat<float>({{5.064903524599254e+29f}, {3.9536196211203496e+29f}, {1.2789528477158066e+30f}});
+  const Matrix dO = qktest::mat<float>({{0.5411195158958435f}, {-0.277828574180603f}, {1.0416840314865112f},
+                                        {-0.8141381144523621f}, {0.30371376872062683f}});
+  // Row 0 only: row 4's y column is past float either way (the differences' bound, 5.7e22,
+  // against a value of 4.4e21; the centred sum gave 0, the differences -9.4e21).
+  const double right[2] = {4.18185199162505e+21, -7.87367114555287e+21};
+  for (const Eigen::Index bk : {1, 2, 3}) {
+    CAPTURE(bk);
+    const auto o = qktest::one_thread(bk);
+    const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, cpu::attention_forward<float>(Q, K, V, {}, c, o), dO, o);
+    CAPTURE(g.dQ);
+    // Within 10 % (float dS leaves a few per cent here: 4.43e21 and -7.97e21); the row-wide
+    // form gave dQ(0, 0) = 0.
+    for (int b = 0; b < 2; ++b) CHECK(std::abs(double(g.dQ(0, b)) - right[b]) <= 0.1 * std::abs(right[b]));
+  }
+}

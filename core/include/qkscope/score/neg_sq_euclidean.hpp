@@ -198,8 +198,9 @@ struct NegSqEuclidean {
   /// dQ 2.03e31 where it is 1.63e31 with a softcap; 1.5e-5 where 0). As the core's rows
   /// (backward, above): a row whose bound 2 eps sum_j |dS_ij| (|qc_i| + |kc_j|) (each at its
   /// largest entry) leaves fewer than 12 bits is formed again from the differences,
-  /// -2 sum_j dS_ij (q_i - k_j), and kept where their own bound is under half the centred one,
-  /// written as dq[:, :d] = that / 2, dq[:, d] = 0 so that prepared_backward returns it.
+  /// -2 sum_j dS_ij (q_i - k_j), each column kept where its own bound is under half the centred
+  /// one there; such a row is written as dQ / 2 in dq[:, :d] with dq[:, d] = 0, so that
+  /// prepared_backward returns it.
   /// Only the key blocks listed hold dS (the others were not visited). Rows with keep[r] != 0
   /// stay (those that took the tied-group split: cpu/scorers.hpp says why).
   template <class T>
@@ -213,6 +214,7 @@ struct NegSqEuclidean {
       for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
         for (Eigen::Index c = 0; c < d; ++c) nk[std::size_t(j)] = std::max(nk[std::size_t(j)], std::abs(double(f.k(j, c))));
     Mat<T> row(1, d);
+    std::vector<double> centred(std::size_t(d), 0.0), differences(std::size_t(d), 0.0);
     for (Eigen::Index r = 0; r < bq; ++r) {
       if (keep && keep[r]) continue;
       double nq = 0, bound = 0, largest = 0;
@@ -224,13 +226,35 @@ struct NegSqEuclidean {
       for (Eigen::Index c = 0; c < d; ++c)
         largest = std::max(largest, std::abs(2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d))));
       if (eps * bound <= 0x1p-12 * largest) continue;  // !(a <= b) retakes a NaN too
+      // Per column: the differences where their bound is under half the centred one there (a
+      // row-wide choice let one column's bound replace another's exact centred sum: keys
+      // 4.7e-10 apart, q_x - k_x of 0.03 rounding their x offset away, dQ_x 0 where 4.2e21:
+      // review).
       row.setZero();
-      double own = 0;
+      std::fill(centred.begin(), centred.end(), 0.0);
+      std::fill(differences.begin(), differences.end(), 0.0);
       for (const Eigen::Index j0 : blocks)
-        own += add_differences<T>(Q, i0 + r, 1, K, j0, std::min(block_k, L_k - j0), dS.data() + r * dS.cols() + j0, 0, 1,
-                                  row, 0);
-      if (own >= bound / 2) continue;
-      for (Eigen::Index c = 0; c < d; ++c) dq(r, c) = row(0, c) / T(2);
+        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
+          const double w = double(dS(r, j));
+          if (w == 0) continue;
+          for (Eigen::Index c = 0; c < d; ++c) {
+            const T diff = Q(i0 + r, c) - K(j, c);
+            row(0, c) += T(-2) * dS(r, j) * diff;
+            differences[std::size_t(c)] += 2 * std::abs(w) * std::abs(double(diff));
+            centred[std::size_t(c)] += 2 * std::abs(w) * (std::abs(double(f.q(i0 + r, c))) / 2 + std::abs(double(f.k(j, c))));
+          }
+        }
+      bool any = false;
+      for (Eigen::Index c = 0; c < d; ++c) any = any || differences[std::size_t(c)] < centred[std::size_t(c)] / 2;
+      if (!any) continue;
+      // dQ itself in dq[:, :d] / 2 with dq[:, d] = 0: the centred columns' 2 dq - 2 qc dq[:, d]
+      // formed in double (one rounding more), the others the differences.
+      for (Eigen::Index c = 0; c < d; ++c) {
+        const double value = differences[std::size_t(c)] < centred[std::size_t(c)] / 2
+                                 ? double(row(0, c))
+                                 : 2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d));
+        dq(r, c) = T(value / 2);
+      }
       dq(r, d) = T(0);
     }
   }
