@@ -1,12 +1,12 @@
-// The dot family's tiled dQ where keys tie (cpu/scorers.hpp, DotScorer, tied_groups): each
-// entry is the plain sum dS K or the sum about a tied reference key, dS (K - k_ref) + R k_ref,
-// whichever has the smaller rounding bound, with the reference per query row the tied group
-// that carries the row's sum |dS|. Earlier rules, each broken by a reviewer (2026-12-04): a
-// reference from every key, nearest the mean (a padded key of 1e20 made dQ 0.42 off where the
-// rule allows 1.5e-6); only tied keys of about the smallest norm, the split always (17 times
-// the bar where the tied group has P ~ 0); one reference per call (5,893 times the bar with
-// two tied groups); one per query tile (5,890 times the bar with rows of one tile leaning on
-// different groups). Each case below fails under one of them.
+// The dot family's tiled dQ where keys tie (cpu/scorers.hpp, DotScorer; score/tied_keys.hpp,
+// tied_groups): each entry is the plain sum dS K or the sum about a tied reference key,
+// dS (K - k_ref) + R k_ref, whichever has the smaller rounding bound, with the reference per
+// query row the tied group that carries the row's sum |dS|. Earlier rules, each broken by a
+// reviewer (2026-12-04): a reference from every key, nearest the mean (a padded key of 1e20
+// made dQ 0.42 off where the rule allows 1.5e-6); only tied keys of about the smallest norm,
+// the split always (17 times the bar where the tied group has P ~ 0); one reference per call
+// (5,893 times the bar with two tied groups); one per query tile (5,890 times the bar with
+// rows of one tile leaning on different groups). Each case below fails under one of them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -57,7 +57,7 @@ TEST_CASE("tiled dot: huge keys past key_length, causally hidden or never attend
 
 TEST_CASE("tied key groups: finite, non-zero keys equal to another, by their lowest index",
           "[faults][reliability][tiled][score]") {
-  using cpu::detail::tied_groups;
+  using score::tied_groups;
   using G = std::vector<Eigen::Index>;
   // No two keys equal: no groups (dQ = dS K as before).
   CHECK(tied_groups<float>(qktest::mat<float>({{1}, {2}, {3}})).empty());

@@ -267,7 +267,7 @@ TEST_CASE("tiled neg_sq dQ rows whose centred sums cancel, from the differences 
   }
 }
 
-TEST_CASE("tiled neg_sq dQ rows from differences: chosen per column (review, 2026-12-05)",
+TEST_CASE("neg_sq dQ rows from differences: chosen per column, tiled and core (review, 2026-12-05)",
           "[faults][reliability][tiled]") {
   // A reviewer's break of the rows above in their first, row-wide form: keys 1 and 2 tied to
   // 4.7e-10 (dS of +-8.5e30), softcap 50, tau = 0.01. Row 0's y column needed the differences,
@@ -298,4 +298,14 @@ TEST_CASE("tiled neg_sq dQ rows from differences: chosen per column (review, 202
     // form gave dQ(0, 0) = 0.
     for (int b = 0; b < 2; ++b) CHECK(std::abs(double(g.dQ(0, b)) - right[b]) <= 0.1 * std::abs(right[b]));
   }
+  // The float core chose row-wide too, and gave the same 0 (eleventh session); both now call
+  // NegSqEuclidean::retake_by_column. The double core keeps its centred sums here.
+  const auto g = attention_backward<float>(Q, K, V, {}, c, attention_forward<float>(Q, K, V, {}, c), dO);
+  CAPTURE(g.dQ);
+  for (int b = 0; b < 2; ++b) CHECK(std::abs(double(g.dQ(0, b)) - right[b]) <= 0.1 * std::abs(right[b]));
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, attention_forward<double>(Qd, Kd, Vd, {}, cd),
+                                              dO.cast<double>());
+  for (int b = 0; b < 2; ++b) CHECK(std::abs(g64.dQ(0, b) - right[b]) <= 1e-6 * std::abs(right[b]));
 }

@@ -45,7 +45,7 @@
 // There sum_j dS_ij (1 - t^2) is nearly R_i, and summing float dS of size 1 / tau left dQ
 // twice past the rule (inputs near 1e-8 at tau = 1e-4: fuzzer finding); the split alone, at
 // saturated rows, gave dQ 6e-5 where it is 0 (review finding). The split only where the
-// row's dS add up to R_i within their rounding (score::Additive::split_consistent, the
+// row's dS add up to R_i within their rounding (score::split_consistent, the
 // core's rule). In a row whose plain sums cancel, its differences come from the keys' own
 // (score/tanh_difference.hpp): t - t_r = tanh(B_j - B_r) (1 - t t_r) and u - u_r =
 // -(t - t_r)(t + t_r), exact to a few ulp of themselves where differences of the rounded u or
@@ -173,7 +173,7 @@ struct AdditiveScorer {
           row_abs += std::abs(dS(r, j));
           if (std::abs(dS(r, j)) > std::abs(dS(r, top))) top = j;
         }
-      const bool exact_dS = score::Additive::split_consistent(row_sum, row_abs, R[r], L_k);
+      const bool exact_dS = score::split_consistent(row_sum, row_abs, R[r], L_k);
       auto sums = [&](const Row* exact) {
         if (EA) fused_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, fs, exact);
         else direct_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, tv, x, fs, exact);

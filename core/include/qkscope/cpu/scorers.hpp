@@ -30,6 +30,7 @@
 
 #include "qkscope/cpu/wasm_gemm.hpp"
 #include "qkscope/score/additive.hpp"
+#include "qkscope/score/tied_keys.hpp"
 #include "qkscope/types.hpp"
 
 namespace qkscope::cpu::detail {
@@ -54,64 +55,16 @@ void product_abt(const A& a, const B& b, TileRef<T> S) {
   S.noalias() = a * b.transpose();
 }
 
-/// Groups of tied keys for DotScorer: group[j] = the lowest index of the keys equal to key j
-/// where at least two keys are equal, else -1; empty where no key ties. Zero keys (both of
-/// DotScorer's sums are then the same) and keys with a non-finite entry are never in a group.
-/// Keys are hashed into an open-addressed table, O(L_k d) expected: every 64-bit word goes
-/// through splitmix64's finaliser first, since a plain FNV-style fold left keys that differ
-/// only in sign (entries +-1) in neighbouring slots and the probing quadratic (4096 keys:
-/// 105-188 ms; review). -0 hashes as 0, since -0 == 0 ties as well. Scalar loops: wasm size.
-template <class T>
-std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
-  const Eigen::Index n = K.rows(), d = K.cols();
-  const std::size_t slots = 2 * std::size_t(n) + 1;
-  std::vector<Eigen::Index> table(slots, -1), group(std::size_t(n), -1);
-  bool any = false;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull;
-    bool finite = true, nonzero = false;
-    for (Eigen::Index c = 0; c < d; ++c) {
-      const double x = double(K(j, c));
-      if (!std::isfinite(x)) {
-        finite = false;
-        break;
-      }
-      nonzero = nonzero || x != 0;
-      std::uint64_t w;
-      const double y = x == 0 ? 0.0 : x;
-      std::memcpy(&w, &y, sizeof w);
-      w ^= w >> 30, w *= 0xBF58476D1CE4E5B9ull, w ^= w >> 27, w *= 0x94D049BB133111EBull, w ^= w >> 31;
-      h = (h ^ w) * 0x100000001B3ull;
-    }
-    if (!finite || !nonzero) continue;
-    for (std::size_t s = std::size_t(h % slots);; s = (s + 1) % slots) {
-      const Eigen::Index k = table[s];
-      if (k < 0) {
-        table[s] = j;
-        break;
-      }
-      bool same = true;
-      for (Eigen::Index c = 0; c < d && same; ++c) same = K(k, c) == K(j, c);
-      if (same) {
-        group[std::size_t(k)] = group[std::size_t(j)] = k;
-        any = true;
-        break;
-      }
-    }
-  }
-  if (!any) group.clear();
-  return group;
-}
-
 /// Dot-family scorer: S = Qs Ks^T on blocks (Eigen GEMM; wasm_gemm.hpp with wasm SIMD). Qs, Ks
 /// are the pre-processed rows (Q, normalised Q for cosine, Q W for bilinear).
 /// dQs_i = sum_j dS_ij k_j. Where keys tie (parallel cosine keys), the float dS of size 1 / tau
 /// sum to 0 only in exact arithmetic and leave a residue that a cosine query under the norm
 /// floor multiplies by 1e8 (dQ -12207 where 0: fuzzer finding). So where keys tie, each query
 /// row takes as its reference k_ref the tied group that carries most of the row's sum |dS|
-/// (tied_groups), forms each entry of dQs also as the split sum_j dS_ij (k_jc - k_ref,c), where
-/// that group's terms are exactly 0, and keeps per entry whichever of the two sums has the
-/// smaller rounding bound, sum_j |dS_ij| |k_jc| against sum_j |dS_ij| |k_jc - k_ref,c|. The
+/// (score/tied_keys.hpp, shared with the core's backward), forms each entry of dQs also as
+/// the split sum_j dS_ij (k_jc - k_ref,c), where that group's terms are exactly 0, and keeps
+/// per entry whichever of the two sums has the smaller rounding bound, sum_j |dS_ij| |k_jc|
+/// against sum_j |dS_ij| |k_jc - k_ref,c|. The
 /// split equals dQs only where the row's sum of dS is 0: it needs R_i = 0 (R_i the row's sum of
 /// dS in double, 0 without a softcap; with one, the split failed the harness's bar in a
 /// reviewer's cases where the plain sum passed) and the row's float dS to add up to 0 within
@@ -155,7 +108,7 @@ struct DotScorer {
   } refine{};
   /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).
   static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks, bool backward) {
-    return {Qs, Ks, backward ? tied_groups(*Ks) : std::vector<Eigen::Index>{}};
+    return {Qs, Ks, backward ? score::tied_groups(*Ks) : std::vector<Eigen::Index>{}};
   }
   Eigen::Index q_width() const { return Qs->cols(); }
   Eigen::Index k_width() const { return Ks->cols(); }
@@ -197,35 +150,12 @@ struct DotScorer {
                  const double* R, Mat<T>& dQt, std::vector<char>& split_rows) const {
     if (group.empty()) return;
     const Eigen::Index d = Ks->cols(), L_k = dS.cols();
-    // Per row, one pass over its dS: its float sum of dS and of |dS|, and each tied group's
-    // sum |dS| (weight, reset as it is read). The reference is the group of largest weight
-    // (ties: the lowest index), and only where the row may split: R = 0 and the row's float dS
-    // add up to R within their rounding (the additive scorer's rule, split_consistent): the
-    // dominant key of a row with P = 1.0f can have dS rounded to 0 beside keys of P ~ 1e-16
-    // whose dS are not, and the split then gave dQ 0 where it is -2.8e19 (fuzzer finding; its
-    // bound was 0). Scalar loops: wasm size.
+    // Per row, its reference group, where it may split (score::tied_reference).
+    const score::KeyBlocks keys{blocks.data(), blocks.size(), block_k, L_k};
     std::vector<double> weight(std::size_t(L_k), 0.0);
     std::vector<Eigen::Index> ref(std::size_t(bq), -1);
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      T sum = 0, abs_sum = 0;
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
-          sum += dS(r, j);
-          abs_sum += std::abs(dS(r, j));
-          if (group[std::size_t(j)] >= 0) weight[std::size_t(group[std::size_t(j)])] += std::abs(double(dS(r, j)));
-        }
-      Eigen::Index best = -1;
-      double best_weight = 0;
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
-          const Eigen::Index g = group[std::size_t(j)];
-          if (g < 0) continue;
-          const double w = weight[std::size_t(g)];
-          weight[std::size_t(g)] = 0;  // read once per row (a group's later keys see 0)
-          if (w > best_weight || (w == best_weight && best >= 0 && g < best)) best = g, best_weight = w;
-        }
-      if (R[r] == 0 && score::Additive::split_consistent(sum, abs_sum, R[r], L_k)) ref[std::size_t(r)] = best;
-    }
+    for (Eigen::Index r = 0; r < bq; ++r)
+      ref[std::size_t(r)] = score::tied_reference(dS.data() + r * L_k, keys, group, weight, R[r], L_k);
     Mat<T> plain = Mat<T>::Zero(bq, d);
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(block_k, L_k - j0);

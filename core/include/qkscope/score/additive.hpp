@@ -13,6 +13,7 @@
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
+#include "qkscope/score/split_check.hpp"
 #include "qkscope/score/additive_rows.hpp"
 #include "qkscope/score/tanh_difference.hpp"
 
@@ -75,15 +76,6 @@ struct Additive {
     }
     return S;
   }
-  /// Whether a row's dS (float sum row_sum, sum of |dS| row_abs, n keys) add up to the exact
-  /// row sum R within their own rounding: R - sum dS T^2 assumes each dS_ij is within a few
-  /// eps |dS_ij|. A dS whose error is eps times a larger term (the dominant key of a one-hot
-  /// row, P = 1.0f, whose dS rounded to 0 beside P 1e-20 keys) gave dQ -4.1e-12 where it is
-  /// 4.1e-10 (review finding); such a row takes the plain sum.
-  template <class T>
-  static bool split_consistent(T row_sum, T row_abs, double R, Eigen::Index n) {
-    return std::abs(double(row_sum) - R) <= double(n + 4) * double(std::numeric_limits<T>::epsilon()) * double(row_abs);
-  }
   /// With T_ijh = tanh(.), G_ijh = dS_ij v_h (1 - T_ijh^2):
   /// dA = sum_j G, dB = sum_i G, db = sum_ij G, dv = sum_ij dS_ij T_ij,
   /// dQ = dA W_q, dW_q = dA^T Q, dK = dB W_k, dW_k = dB^T K.
@@ -94,7 +86,7 @@ struct Additive {
   /// saturates, the second where the T of a row are near each other (all near 0, or keys tied:
   /// t^2 sum dS of size 2e25 left 7e17 where the value is 0, fuzzer finding), when the sum is
   /// nearly the row's exact 0 (as the tiled form, cpu/additive.hpp). The second only where
-  /// the row's dS sum to R within their rounding (split_consistent).
+  /// the row's dS sum to R within their rounding (split_check.hpp).
   /// 1 - T_r^2 is taken as c_r (2 - c_r), c_r = 1 - |T_r| (score/tanh_difference.hpp).
   /// dv_h's row share sum_j dS_ij T_ijh is chosen the same way, between the plain sum and
   /// T_rh R_i + sum_j dS_ij (T_ijh - T_rh) (the float and the double sums had lost the value

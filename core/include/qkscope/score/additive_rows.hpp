@@ -45,7 +45,7 @@ struct AdditiveRowSums {
     v_split_bound.setConstant(std::numeric_limits<T>::infinity());
   }
   /// Whether unit h's dA takes the split (exact_dS: the row's dS add up to R within their
-  /// rounding, Additive::split_consistent).
+  /// rounding, split_check.hpp).
   bool split_dA(Eigen::Index h, bool exact_dS) const { return exact_dS && split_bound(h) < plain_bound(h); }
   bool split_dv(Eigen::Index h, bool exact_dS) const { return exact_dS && v_split_bound(h) < v_plain_bound(h); }
   /// dA_ih / v_h and dv_h's row share, as chosen.

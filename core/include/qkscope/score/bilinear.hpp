@@ -8,6 +8,7 @@
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
+#include "qkscope/score/tied_keys.hpp"
 
 namespace qkscope::score {
 
@@ -42,11 +43,12 @@ struct Bilinear {
   static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
     return (Q * p.W) * K.transpose();
   }
-  /// dQ = dS K W^T, dK = dS^T Q W, dW = Q^T dS K.
+  /// dQ = dS K W^T, dK = dS^T Q W, dW = Q^T dS K; dS K's rows over tied keys as the tiled path
+  /// forms them (tied_keys.hpp; R: each row's exact sum of dS).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
-                       ScoreGrads<T>& g) {
-    const Mat<T> dSK = dS * K;  // (L_q, d_k)
+                       ScoreGrads<T>& g, const Eigen::VectorXd& R) {
+    const Mat<T> dSK = dS_times_keys(dS, K, R);  // (L_q, d_k)
     g.dQ = dSK * p.W.transpose();
     g.dK = dS.transpose() * (Q * p.W);
     g.dparams.W = Q.transpose() * dSK;

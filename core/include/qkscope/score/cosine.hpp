@@ -12,6 +12,7 @@
 #include "qkscope/detail/check.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
+#include "qkscope/score/tied_keys.hpp"
 
 namespace qkscope::score {
 
@@ -84,12 +85,14 @@ struct Cosine {
   }
   /// Through xhat = x / n: dx = (dxhat - xhat (xhat . dxhat)) / n when |x| > eps,
   /// and dx = dxhat / eps on the clamped branch (xhat is linear in x there).
+  /// dS Kh's rows over tied (parallel) keys as the tiled path forms them (tied_keys.hpp; R:
+  /// each row's exact sum of dS).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
-                       ScoreGrads<T>& g) {
+                       ScoreGrads<T>& g, const Eigen::VectorXd& R) {
     Vec<T> nq, nk;
     const Mat<T> Qh = unit_rows(Q, nq), Kh = unit_rows(K, nk);
-    g.dQ = through_normalize(Q, Qh, nq, Mat<T>(dS * Kh));
+    g.dQ = through_normalize(Q, Qh, nq, dS_times_keys(dS, Kh, R));
     g.dK = through_normalize(K, Kh, nk, Mat<T>(dS.transpose() * Qh));
   }
   /// Fast paths (score/forms.hpp): the dot product of the normalised rows, formed as the
@@ -116,7 +119,11 @@ struct Cosine {
   template <class Row>
   static double norm_of(const Row& x) {
     if constexpr (std::is_same_v<typename Row::Scalar, float>) return x.template cast<double>().norm();
-    else return double(x.stableNorm());
+    else {  // on a copy: stableNorm's rounding of a row in place depends on its alignment, and
+            // equal keys got norms an ulp apart, so they did not tie (review)
+      const Eigen::Matrix<typename Row::Scalar, 1, Eigen::Dynamic> y = x;
+      return double(y.stableNorm());
+    }
   }
   template <class T>
   static Mat<T> through_normalize(const Mat<T>& X, const Mat<T>& Xh, const Vec<T>& n,

@@ -7,6 +7,7 @@
 #include "qkscope/detail/check.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
+#include "qkscope/score/tied_keys.hpp"
 
 namespace qkscope::score {
 
@@ -34,11 +35,12 @@ struct DotProduct {
   static Mat<T> forward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&) {
     return Q * K.transpose();
   }
-  /// dQ = dS K, dK = dS^T Q.
+  /// dQ = dS K, dK = dS^T Q; dQ's rows over tied keys as the tiled path forms them
+  /// (tied_keys.hpp; R: each row's exact sum of dS).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
-                       ScoreGrads<T>& g) {
-    g.dQ = dS * K;
+                       ScoreGrads<T>& g, const Eigen::VectorXd& R) {
+    g.dQ = dS_times_keys(dS, K, R);
     g.dK = dS.transpose() * Q;
   }
   /// Fast paths (score/forms.hpp): the dot product of the rows as given.

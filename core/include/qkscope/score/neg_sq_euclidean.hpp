@@ -22,6 +22,8 @@
 #include "qkscope/detail/check.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
+#include "qkscope/score/split_check.hpp"
+#include "qkscope/score/tied_keys.hpp"
 
 namespace qkscope::score {
 
@@ -66,16 +68,26 @@ struct NegSqEuclidean {
   /// and review), as the scores do (refine_tile). A row whose largest entry keeps fewer than 12
   /// bits (float; 34 in double, the fuzz harness's reference) under the row's rounding bound
   /// eps (sum |dS| |qc|_max + sum |dS| |kc|_max) is formed again from the differences,
-  /// -2 sum_j dS_ij (q_i - k_j) and 2 sum_i dS_ij (q_i - k_j) (add_differences), and kept
-  /// where their own bound is under half the centred one. Random inputs keep about
+  /// -2 sum_j dS_ij (q_i - k_j) and 2 sum_i dS_ij (q_i - k_j), column by column where their
+  /// own bound is under half the centred one (retake_by_column). Random inputs keep about
   /// eps sqrt(L) of their size and stay on the GEMMs.
+  /// Where keys tie exactly and a row's exact sum R_i of dS is 0, its dQ is 2 sum_j dS_ij kc_j
+  /// formed about the tied group carrying the row (the dot family's rule, tied_keys.hpp, with
+  /// ties and differences from the keys as given, as the tiled path's DotScorer does), and such
+  /// a row is not retaken: a query on the far side of
+  /// the mean key from a tied group has differences and centred sums of the same bound, and
+  /// the per-column retake kept a centred 1.15e7 where dQ is 0 (review).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
-                       ScoreGrads<T>& g) {
+                       ScoreGrads<T>& g, const Eigen::VectorXd& R) {
     const Eigen::Matrix<T, 1, Eigen::Dynamic> mu = K.colwise().mean();
     const Mat<T> Qc = Q.rowwise() - mu, Kc = K.rowwise() - mu;
     const Vec<T> r = dS.rowwise().sum(), c = dS.colwise().sum().transpose();
-    g.dQ = T(-2) * (r.asDiagonal() * Qc - dS * Kc);
+    std::vector<char> split;
+    const Mat<T> dSKc = dS_times_keys(dS, K, R, &Kc, &split);
+    g.dQ = T(-2) * (r.asDiagonal() * Qc - dSKc);
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      if (split[std::size_t(i)]) g.dQ.row(i) = T(2) * dSKc.row(i);  // R_i = 0: no r_i qc_i term
     g.dK = T(2) * (dS.transpose() * Qc - c.asDiagonal() * Kc);
     // The bounds per row, with each row of Qc and Kc at its largest entry, in one pass over dS
     // (per entry, two more GEMMs cost the backward +30 % at L = 512; a matrix of |dS|, +25 %,
@@ -97,22 +109,65 @@ struct NegSqEuclidean {
       }
     // Against the row's largest entry (a component far smaller than the row's others may keep
     // fewer bits: 12 bits per entry flagged ~30 % of random rows at L = 512). !(a <= b): NaN too.
-    // A flagged row takes the differences only where their own bound, sum |dS| |q - k|_max, is
-    // under half the centred one: a query far from keys 1e-15 apart keeps their offset in the
+    // A flagged row takes the differences only in the columns where their own bound is under
+    // half the centred one: a query far from keys 1e-15 apart keeps their offset in the
     // centred keys and loses it in q - k (dQ 2.4 % off in double where the centred form was
     // exact: review).
     const double keep = std::numeric_limits<T>::digits >= 53 ? 0x1p-34 : 0x1p-12;
     const double eps = std::numeric_limits<T>::epsilon();
-    const Eigen::Index L_k = K.rows();
-    Mat<T> row(1, Q.cols());
-    auto retake = [&](Mat<T>& G, double bound, const Mat<T>& X, Eigen::Index a, const Mat<T>& Y, const T* w,
-                      Eigen::Index sb) {
+    const Eigen::Index L_k = K.rows(), d = Q.cols();
+    std::vector<double> xc(std::size_t(d), 0.0), value(std::size_t(d), 0.0);
+    auto retake = [&](Mat<T>& G, double bound, const Mat<T>& X, const Mat<T>& Xc, Eigen::Index a, const Mat<T>& Y,
+                      const Mat<T>& Yc, const T* w, Eigen::Index sb) {
       if (eps * bound <= keep * double(largest(G, a))) return;
-      row.setZero();
-      if (add_differences<T>(X, a, 1, Y, 0, Y.rows(), w, 0, sb, row, 0) < bound / 2) G.row(a) = row;
+      for (Eigen::Index x = 0; x < d; ++x) {
+        xc[std::size_t(x)] = std::abs(double(Xc(a, x)));
+        value[std::size_t(x)] = double(G(a, x));
+      }
+      const Eigen::Index zero = 0;
+      if (!retake_by_column<T>(X, a, Y, Yc, {&zero, 1, Y.rows(), Y.rows()}, w, sb, xc.data(), value.data())) return;
+      for (Eigen::Index x = 0; x < d; ++x) G(a, x) = T(value[std::size_t(x)]);
     };
-    for (Eigen::Index i = 0; i < Q.rows(); ++i) retake(g.dQ, 2 * double(bQ(i)), Q, i, K, dS.data() + i * L_k, 1);
-    for (Eigen::Index j = 0; j < L_k; ++j) retake(g.dK, 2 * double(bK(j)), K, j, Q, dS.data() + j, L_k);
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      if (!split[std::size_t(i)]) retake(g.dQ, 2 * double(bQ(i)), Q, Qc, i, K, Kc, dS.data() + i * L_k, 1);
+    for (Eigen::Index j = 0; j < L_k; ++j) retake(g.dK, 2 * double(bK(j)), K, Kc, j, Q, Qc, dS.data() + j, L_k);
+  }
+  /// Gradient row a of X (a query's dQ row, or a key's dK row with X = K, Y = Q) formed again
+  /// from the differences, -2 sum_b w_b (X_a - Y_b) over the rows b of Y in `rows`, column by
+  /// column: where the differences' rounding bound there, sum 2 |w_b| |X_ac - Y_bc|, is under
+  /// half the centred form's, sum 2 |w_b| (xc[c] + |Yc_bc|) (xc[c] = |X_ac - mu_c|; Yc the
+  /// centred rows of Y), the difference sum replaces value[c] (the centred form's value, in
+  /// double). Per column, not per row: a row-wide choice let one column's bound replace another
+  /// column's exact centred sum (keys 4.7e-10 apart, q_x - k_x of 0.03 rounding their x offset
+  /// away: dQ_x 0 where 4.2e21, review). Returns whether any column changed. The core's
+  /// backward and the tiled one (grad_q_rows_from_differences) both call it. Scalar loops, one
+  /// instantiation per T, not inlined: small code in the wasm modules; flagged rows are rare.
+  template <class T>
+  EIGEN_DONT_INLINE static bool retake_by_column(const Mat<T>& X, Eigen::Index a, const Mat<T>& Y, const Mat<T>& Yc,
+                                                 const KeyBlocks& rows, const T* w, Eigen::Index sb, const double* xc,
+                                                 double* value) {
+    const Eigen::Index d = X.cols();
+    // Per column: the sum (a T, held in a double exactly) and both bounds.
+    std::vector<double> acc(std::size_t(3 * d), 0.0);
+    rows.each([&](Eigen::Index b) {
+      const T s = T(-2) * w[b * sb];
+      if (s == T(0)) return;
+      const double ws = std::abs(double(s));
+      for (Eigen::Index c = 0; c < d; ++c) {
+        const T diff = X(a, c) - Y(b, c);
+        double* e = &acc[std::size_t(3 * c)];
+        e[0] = double(T(e[0]) + s * diff);
+        e[1] += ws * std::abs(double(diff));
+        e[2] += ws * (xc[c] + std::abs(double(Yc(b, c))));
+      }
+    });
+    bool any = false;
+    for (Eigen::Index c = 0; c < d; ++c)
+      if (const double* e = &acc[std::size_t(3 * c)]; e[1] < e[2] / 2) {
+        value[c] = e[0];
+        any = true;
+      }
+    return any;
   }
   /// out(o0 + a, 0 .. d) += -2 sum_b w[a sa + b sb] (X(x0 + a) - Y(y0 + b)) for a < na, b < nb:
   /// a gradient from the differences themselves. Returns its rounding bound's scale,
@@ -199,8 +254,8 @@ struct NegSqEuclidean {
   /// (backward, above): a row whose bound 2 eps sum_j |dS_ij| (|qc_i| + |kc_j|) (each at its
   /// largest entry) leaves fewer than 12 bits is formed again from the differences,
   /// -2 sum_j dS_ij (q_i - k_j), each column kept where its own bound is under half the centred
-  /// one there; such a row is written as dQ / 2 in dq[:, :d] with dq[:, d] = 0, so that
-  /// prepared_backward returns it.
+  /// one there (retake_by_column, as the core); such a row is written as dQ / 2 in dq[:, :d]
+  /// with dq[:, d] = 0, so that prepared_backward returns it.
   /// Only the key blocks listed hold dS (the others were not visited). Rows with keep[r] != 0
   /// stay (those that took the tied-group split: cpu/scorers.hpp says why).
   template <class T>
@@ -209,52 +264,30 @@ struct NegSqEuclidean {
                                            Eigen::Index block_k, const Mat<T>& dS, Mat<T>& dq, const char* keep) {
     const Eigen::Index d = Q.cols(), L_k = dS.cols();
     const double eps = std::numeric_limits<T>::epsilon();
+    const KeyBlocks keys{blocks.data(), blocks.size(), block_k, L_k};
     std::vector<double> nk(std::size_t(L_k), 0.0);  // |kc_j| at its largest entry, visited keys
-    for (const Eigen::Index j0 : blocks)
-      for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
-        for (Eigen::Index c = 0; c < d; ++c) nk[std::size_t(j)] = std::max(nk[std::size_t(j)], std::abs(double(f.k(j, c))));
-    Mat<T> row(1, d);
-    std::vector<double> centred(std::size_t(d), 0.0), differences(std::size_t(d), 0.0);
+    keys.each([&](Eigen::Index j) {
+      for (Eigen::Index c = 0; c < d; ++c)
+        nk[std::size_t(j)] = std::max(nk[std::size_t(j)], std::abs(double(f.k(j, c))));
+    });
+    std::vector<double> xc(std::size_t(d), 0.0), value(std::size_t(d), 0.0);
     for (Eigen::Index r = 0; r < bq; ++r) {
       if (keep && keep[r]) continue;
       double nq = 0, bound = 0, largest = 0;
       for (Eigen::Index c = 0; c < d; ++c) nq = std::max(nq, std::abs(double(f.q(i0 + r, c))) / 2);  // f.q holds 2 qc
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j)
-          bound += std::abs(double(dS(r, j))) * (nq + nk[std::size_t(j)]);
+      keys.each([&](Eigen::Index j) { bound += std::abs(double(dS(r, j))) * (nq + nk[std::size_t(j)]); });
       bound *= 2;
       for (Eigen::Index c = 0; c < d; ++c)
         largest = std::max(largest, std::abs(2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d))));
       if (eps * bound <= 0x1p-12 * largest) continue;  // !(a <= b) retakes a NaN too
-      // Per column: the differences where their bound is under half the centred one there (a
-      // row-wide choice let one column's bound replace another's exact centred sum: keys
-      // 4.7e-10 apart, q_x - k_x of 0.03 rounding their x offset away, dQ_x 0 where 4.2e21:
-      // review).
-      row.setZero();
-      std::fill(centred.begin(), centred.end(), 0.0);
-      std::fill(differences.begin(), differences.end(), 0.0);
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
-          const double w = double(dS(r, j));
-          if (w == 0) continue;
-          for (Eigen::Index c = 0; c < d; ++c) {
-            const T diff = Q(i0 + r, c) - K(j, c);
-            row(0, c) += T(-2) * dS(r, j) * diff;
-            differences[std::size_t(c)] += 2 * std::abs(w) * std::abs(double(diff));
-            centred[std::size_t(c)] += 2 * std::abs(w) * (std::abs(double(f.q(i0 + r, c))) / 2 + std::abs(double(f.k(j, c))));
-          }
-        }
-      bool any = false;
-      for (Eigen::Index c = 0; c < d; ++c) any = any || differences[std::size_t(c)] < centred[std::size_t(c)] / 2;
-      if (!any) continue;
       // dQ itself in dq[:, :d] / 2 with dq[:, d] = 0: the centred columns' 2 dq - 2 qc dq[:, d]
       // formed in double (one rounding more), the others the differences.
       for (Eigen::Index c = 0; c < d; ++c) {
-        const double value = differences[std::size_t(c)] < centred[std::size_t(c)] / 2
-                                 ? double(row(0, c))
-                                 : 2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d));
-        dq(r, c) = T(value / 2);
+        xc[std::size_t(c)] = std::abs(double(f.q(i0 + r, c))) / 2;
+        value[std::size_t(c)] = 2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d));
       }
+      if (!retake_by_column<T>(Q, i0 + r, K, f.k, keys, dS.data() + r * L_k, 1, xc.data(), value.data())) continue;
+      for (Eigen::Index c = 0; c < d; ++c) dq(r, c) = T(value[std::size_t(c)] / 2);
       dq(r, d) = T(0);
     }
   }

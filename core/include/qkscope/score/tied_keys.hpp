@@ -1,0 +1,171 @@
+// qkscope/score/tied_keys.hpp — the query gradient of the dot family where keys tie,
+// dQs_i = sum_j dS_ij k_j (dot and scaled dot; cosine's normalised keys; bilinear before W^T),
+// shared by the core's backward (dS_times_keys) and the tiled one (cpu/scorers.hpp,
+// DotScorer::tied_rows): both take each row's reference here and form the sums by GEMM per
+// distinct reference, the core over whole rows, the tiled path over a query tile's key blocks.
+// Why: the float or double dS of a row sum to 0 only in exact arithmetic (softmax is
+// shift-invariant), so over keys that tie their residue, about eps sum_j |dS_ij|, is
+// multiplied by the tied key: a query at 0 over three keys tied at 9.7e24 with dS of 1e37 got
+// dQ 1.1e46 in the double core where it is exactly 0 (fuzzer finding, 2026-12-05). Such a row
+// takes as its reference k_ref the tied group carrying most of its sum |dS| and forms each
+// entry also as the split sum_j dS_ij (k_jc - k_ref,c) + k_ref,c R_i, where the reference
+// group's own terms are exactly 0, keeping per entry whichever of the two sums has the smaller
+// rounding bound (sum_j |dS_ij| |k_jc| against sum_j |dS_ij| |k_jc - k_ref,c|). Only rows whose
+// exact sum R_i of dS is 0 split (R_i: detail::row_sums_of_grad_raw in the core, the row sums
+// in double of flash_backward.hpp), and only where the float dS add up to it within their own
+// rounding (split_check.hpp). cpu/scorers.hpp's DotScorer says why per entry and per row.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "qkscope/score/split_check.hpp"
+#include "qkscope/types.hpp"
+
+namespace qkscope::score {
+
+/// Groups of tied keys: group[j] = the lowest index of the keys equal to key j
+/// where at least two keys are equal, else -1; empty where no key ties. Zero keys (both sums
+/// are then the same) and keys with a non-finite entry are never in a group.
+/// Keys are hashed into an open-addressed table, O(L_k d) expected: every 64-bit word goes
+/// through splitmix64's finaliser first, since a plain FNV-style fold left keys that differ
+/// only in sign (entries +-1) in neighbouring slots and the probing quadratic (4096 keys:
+/// 105-188 ms; review). -0 hashes as 0, since -0 == 0 ties as well. Scalar loops: wasm size.
+template <class T>
+EIGEN_DONT_INLINE std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
+  const Eigen::Index n = K.rows(), d = K.cols();
+  const std::size_t slots = 2 * std::size_t(n) + 1;
+  std::vector<Eigen::Index> table(slots, -1), group(std::size_t(n), -1);
+  bool any = false;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull;
+    bool finite = true, nonzero = false;
+    for (Eigen::Index c = 0; c < d; ++c) {
+      const double x = double(K(j, c));
+      if (!std::isfinite(x)) {
+        finite = false;
+        break;
+      }
+      nonzero = nonzero || x != 0;
+      std::uint64_t w;
+      const double y = x == 0 ? 0.0 : x;
+      std::memcpy(&w, &y, sizeof w);
+      w ^= w >> 30, w *= 0xBF58476D1CE4E5B9ull, w ^= w >> 27, w *= 0x94D049BB133111EBull, w ^= w >> 31;
+      h = (h ^ w) * 0x100000001B3ull;
+    }
+    if (!finite || !nonzero) continue;
+    for (std::size_t s = std::size_t(h % slots);; s = (s + 1) % slots) {
+      const Eigen::Index k = table[s];
+      if (k < 0) {
+        table[s] = j;
+        break;
+      }
+      bool same = true;
+      for (Eigen::Index c = 0; c < d && same; ++c) same = K(k, c) == K(j, c);
+      if (same) {
+        group[std::size_t(k)] = group[std::size_t(j)] = k;
+        any = true;
+        break;
+      }
+    }
+  }
+  if (!any) group.clear();
+  return group;
+}
+
+/// The reference group of one row of dS (dS_row[j], j in `keys`) for the split
+/// above: the tied group whose members carry the largest sum |dS_ij| (ties: the lowest index),
+/// or -1 where the row may not split: R != 0 (the row's exact sum of dS), its float dS do not
+/// add up to R within their rounding (split_consistent, with n keys: the dominant key of a row
+/// with P = 1.0f can have dS rounded to 0 beside keys of P ~ 1e-16 whose dS are not, and the
+/// split then gave dQ 0 where it is -2.8e19: fuzzer finding), or no tied key has dS.
+/// `weight` is scratch of at least L_k zeros, left zero. Scalar loops: wasm size.
+template <class T>
+EIGEN_DONT_INLINE Eigen::Index tied_reference(const T* dS_row, const KeyBlocks& keys,
+                                              const std::vector<Eigen::Index>& group, std::vector<double>& weight,
+                                              double R, Eigen::Index n) {
+  T sum = 0, abs_sum = 0;
+  keys.each([&](Eigen::Index j) {
+    sum += dS_row[j];
+    abs_sum += std::abs(dS_row[j]);
+    if (group[std::size_t(j)] >= 0) weight[std::size_t(group[std::size_t(j)])] += std::abs(double(dS_row[j]));
+  });
+  Eigen::Index best = -1;
+  double best_weight = 0;
+  keys.each([&](Eigen::Index j) {
+    const Eigen::Index g = group[std::size_t(j)];
+    if (g < 0) return;
+    const double w = weight[std::size_t(g)];
+    weight[std::size_t(g)] = 0;  // read once per row (a group's later keys see 0)
+    if (w > best_weight || (w == best_weight && best >= 0 && g < best)) best = g, best_weight = w;
+  });
+  return R == 0 && split_consistent(sum, abs_sum, R, n) ? best : -1;
+}
+
+/// dS K, (L_q, d), for the core's backward of the dot family, with each row whose keys tie
+/// formed as above (R: each row's exact sum of dS). K is the key side as the scores use it
+/// (cosine: the normalised keys). Throws nothing. Without ties: the GEMM and an O(L_k d) hash;
+/// with them, three more GEMMs per distinct reference over its rows.
+/// Not inlined (nor are the two above): one copy per T in the wasm modules.
+/// plain_keys, when given, are K shifted by a constant row (negative squared Euclidean's
+/// centred keys): the plain sum is then dS plain_keys (equal to dS K where R_i = 0) with its
+/// bound, while the ties and the split's differences come from K as given, since a shift can
+/// round a key's small offset away and tie keys that are not equal (dQ -1.43e-9 where it is
+/// 9.764e-6: fuzzer finding, cpu/scorers.hpp). split_rows, when given, gets 1 for each row
+/// where some entry took the split (else 0; size L_q).
+template <class T>
+EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const Eigen::VectorXd& R,
+                                       const Mat<T>* plain_keys = nullptr, std::vector<char>* split_rows = nullptr) {
+  const Mat<T>& Kp = plain_keys ? *plain_keys : K;
+  Mat<T> out = dS * Kp;
+  if (split_rows) split_rows->assign(std::size_t(dS.rows()), 0);
+  const std::vector<Eigen::Index> group = tied_groups(K);
+  if (group.empty()) return out;
+  const Eigen::Index L_q = dS.rows(), L_k = K.rows();
+  const Eigen::Index zero = 0;
+  const KeyBlocks all{&zero, 1, L_k, L_k};
+  std::vector<double> weight(std::size_t(L_k), 0.0);
+  std::vector<Eigen::Index> ref(std::size_t(L_q), -1);
+  for (Eigen::Index i = 0; i < L_q; ++i)
+    ref[std::size_t(i)] = tied_reference(dS.data() + i * L_k, all, group, weight, R(i), L_k);  // row-major
+  // Per distinct reference, over its rows gathered, by GEMM as the tiled scorer does: the
+  // split dS (K - k_ref) (the reference group's rows of K - k_ref are exactly 0) and both
+  // bounds, |dS| |K| and |dS| |K - k_ref|; per entry the sum of the smaller bound.
+  const Mat<T> Ka = Kp.cwiseAbs();
+  Mat<T> G, split, plain_bound, split_bound;
+  std::vector<Eigen::Index> rows;
+  for (Eigen::Index g = -1;;) {
+    Eigen::Index next = -1;  // the smallest reference above g
+    for (const Eigen::Index r : ref)
+      if (r > g && (next < 0 || r < next)) next = r;
+    if (next < 0) break;
+    g = next;
+    rows.clear();
+    for (Eigen::Index i = 0; i < L_q; ++i)
+      if (ref[std::size_t(i)] == g) rows.push_back(i);
+    const Mat<T> Kc = K.rowwise() - K.row(g), Kca = Kc.cwiseAbs();
+    // Rows in chunks of 32: buffers of 32 L_k, not (L_q, L_k), whose fresh pages cost more
+    // than the products (measured: 7 ms against 0.7 ms of GEMM at L = 512, d = 64).
+    for (std::size_t r0 = 0; r0 < rows.size(); r0 += 32) {
+      const Eigen::Index n = Eigen::Index(std::min<std::size_t>(32, rows.size() - r0));
+      G.resize(n, L_k);
+      for (Eigen::Index i = 0; i < n; ++i) G.row(i) = dS.row(rows[r0 + std::size_t(i)]);
+      split.noalias() = G * Kc;
+      G = G.cwiseAbs();
+      plain_bound.noalias() = G * Ka;
+      split_bound.noalias() = G * Kca;
+      for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index c = 0; c < K.cols(); ++c)
+          if (split_bound(i, c) < plain_bound(i, c)) {
+            out(rows[r0 + std::size_t(i)], c) = split(i, c);
+            if (split_rows) (*split_rows)[rows[r0 + std::size_t(i)]] = 1;
+          }
+    }
+  }
+  return out;
+}
+
+}  // namespace qkscope::score
