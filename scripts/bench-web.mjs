@@ -64,6 +64,12 @@ function parseArgs(argv) {
 }
 
 const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+/**
+ * Served cross-origin isolated (COOP / COEP; every file is same-origin): Chromium then gives
+ * performance.now() at 5 us grain instead of 0.1 ms (native/bench/NOTES.md, issue 11, eleventh
+ * session). The peers stay on one thread (numThreads, setThreadsCount), isolated or not.
+ */
+export const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 /** Only the page, the qkscope module and the two peers' dist folders are served. */
 const SERVED = ['web/bench-web/', 'wasm/qkscope.js', 'wasm/dist/', 'node_modules/onnxruntime-web/dist/', 'node_modules/@tensorflow/'];
 
@@ -75,7 +81,7 @@ export function serve() {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+    res.writeHead(200, { ...ISOLATION_HEADERS, 'content-type': MIME[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
@@ -164,6 +170,7 @@ export async function main(argv) {
   mkdirSync(dirname(o.json), { recursive: true });
   writeFileSync(o.json, JSON.stringify(result, null, 1) + '\n');
   console.log(`# ${result.cpu}, ${result.cores} hardware threads, Chromium ${result.chromium}, load ${loadStart} -> ${result.load_end}`);
+  console.log(`# crossOriginIsolated ${info.crossOriginIsolated} (timer grain ${info.crossOriginIsolated ? '5 us' : '0.1 ms'}); tfjs threads ${info.tfjsThreads}`);
   console.log(`# one thread, wasm SIMD; median (fastest) of ${o.repeats} calls after ${o.warmup} warm-up, fresh inputs each, interleaved; onnxruntime-web ${info.onnxruntimeWeb}, tfjs ${info.tfjs}`);
   console.log(`# ort: onnxruntime-web's faster graph (mha: com.microsoft.MultiHeadAttention, msm: MatMul-Softmax-MatMul)`);
   console.log(`# outputs agreed pairwise within ${result.tolerance_rule} before timing${nativeNote ? `; ${nativeNote}` : ''}`);

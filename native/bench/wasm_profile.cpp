@@ -75,6 +75,24 @@ int main() {
       sink += S(0, 0);
     }
   });
+  // The forward's own row pass on the same tiles: row max, then exp_shift_sum (shift, exp, sum).
+  const double row_pass = min_ms([&] {
+    for (Eigen::Index t = 0; t < (L / bq) * (L / bk); ++t) {
+      S = X;
+      float s = 0;
+      for (Eigen::Index r = 0; r < bq; ++r) {
+        auto row = S.row(r);
+        s += cpu::detail::exp_shifted_sum(row, cpu::detail::segment_max(row), false, tmp, 1.0f);
+      }
+      sink += s;
+    }
+  });
+  const double copies = min_ms([&] {  // the S = X copies alone, to subtract from row_pass
+    for (Eigen::Index t = 0; t < (L / bq) * (L / bk); ++t) {
+      S = X;
+      sink += S(bq - 1, bk - 1);
+    }
+  });
   // The same exponentials by Eigen 3.4's pexp (emulated SSE), as before wasm_exp.hpp.
   const double eigen_exps = min_ms([&] {
     for (Eigen::Index t = 0; t < (L / bq) * (L / bk); ++t) {
@@ -113,6 +131,8 @@ int main() {
   std::printf("  same, wasm_gemm.hpp   %.3f ms (%.0f%%)\n", micro, 100 * micro / whole);
   std::printf("  exp pass (L^2 exps)  %.3f ms (%.0f%%), wasm_exp.hpp\n", exps, 100 * exps / whole);
   std::printf("  same with Eigen exp  %.3f ms\n", eigen_exps);
+  std::printf("  row pass (max, exp_shift_sum) %.3f ms (%.0f%%), without its tile copies\n", row_pass - copies,
+              100 * (row_pass - copies) / whole);
   std::printf("exp on %d points of [-87, 88] vs exp in double: max rel error %.3g (wasm_exp.hpp), %.3g (Eigen)\n",
               N, rel, rel_eigen);
   std::printf("whole forward by tile shape:");

@@ -5,8 +5,10 @@
 //   "query: row 2 has 3 entries, expected 4"
 //   "query.data has length 5, expected rows*cols = 6"
 //   "key[1][0] must be a number, got a string"
-// Speed: typed arrays are copied in one Float32Array.set per row (or per matrix)
-// and scanned in C++. Plain arrays are type-checked in bulk with
+// Speed: typed arrays are copied in one Float32Array.set per row (or per matrix),
+// straight into the Eigen matrix, and scanned in C++ by a branch-free pass that clang
+// vectorises (detail::all_finite; the early-exit scalar scan took 35 us per 32 K floats:
+// native/bench/NOTES.md, issue 11 eleventh session). Plain arrays are type-checked in bulk with
 // Array.prototype.every(Number.isFinite) (one JS call per row); rows that fail it
 // (boolean masks, biases with -Infinity) get their distinct values checked instead
 // (new Set(row), at most 8 of them). Entries are inspected one by one only when both
@@ -187,6 +189,7 @@ void read_array(const val& arr, std::size_t n, Entries what, float* out, Where&&
       if (!std::isinf(x)) return true;
       return what == Entries::mask || (what == Entries::finite_or_ninf && x < 0);
     };
+    if (detail::all_finite(out, n)) return;  // every policy accepts finite entries (vectorised)
     bool ok = true;
     for (std::size_t j = 0; j < n && ok; ++j) ok = allowed(out[j]);
     if (ok) return;
@@ -210,11 +213,10 @@ inline std::size_t length_of(const val& v, const std::string& name, const std::s
   return static_cast<std::size_t>(n);
 }
 
-/// Reads a matrix given as {rows, cols, data} or as nested arrays (one inner array per row).
-/// Returns a float row-major buffer with its shape.
+/// Reads a matrix given as {rows, cols, data} or as nested arrays (one inner array per row),
+/// into a row-major float matrix (not zero-filled first: every entry is written).
 struct Dense {
-  Eigen::Index rows = 0, cols = 0;
-  std::vector<float> data;
+  Matrix m;
 };
 
 inline Dense read_dense(const val& v, const std::string& name, Entries what) {
@@ -235,10 +237,8 @@ inline Dense read_dense(const val& v, const std::string& name, Entries what) {
       fail(name + ".data has length " + std::to_string(n) + ", expected rows*cols = " +
            num_str(double(rows) * double(cols)) + " (rows = " + std::to_string(rows) +
            ", cols = " + std::to_string(cols) + ")");
-    m.rows = rows;
-    m.cols = cols;
-    m.data.resize(n);
-    read_array(data, n, what, m.data.data(), [&](std::size_t k) {
+    m.m.resize(Eigen::Index(rows), Eigen::Index(cols));
+    read_array(data, n, what, m.m.data(), [&](std::size_t k) {
       return name + ".data[" + std::to_string(k) + "] (row " + std::to_string(k / cols) +
              ", col " + std::to_string(k % cols) + ")";
     });
@@ -259,28 +259,26 @@ inline Dense read_dense(const val& v, const std::string& name, Entries what) {
     const std::size_t n = length_of(row, rname, "an array", row_is_array);
     if (i == 0) {
       cols = n;
-      m.data.resize(rows * cols);
+      m.m.resize(Eigen::Index(rows), Eigen::Index(cols));
     } else if (n != cols) {
       fail(name + ": row " + std::to_string(i) + " has " + std::to_string(n) +
            " entries, expected " + std::to_string(cols) + " (like row 0)");
     }
-    read_array(row, n, what, m.data.data() + i * cols,
+    read_array(row, n, what, m.m.data() + i * cols,
                [&](std::size_t j) { return rname + "[" + std::to_string(j) + "]"; }, row_is_array);
   }
-  m.rows = Eigen::Index(rows);
-  m.cols = Eigen::Index(cols);
+  if (rows == 0) m.m.resize(0, 0);
   return m;
 }
 
 inline Matrix to_matrix(const val& v, const std::string& name, Entries what = Entries::finite) {
-  Dense d = read_dense(v, name, what);
-  return Eigen::Map<const Matrix>(d.data.data(), d.rows, d.cols);
+  return std::move(read_dense(v, name, what).m);
 }
 
 inline KeepMask to_keep_mask(const val& v, const std::string& name) {
-  Dense d = read_dense(v, name, Entries::mask);
-  KeepMask keep(d.rows, d.cols);
-  for (std::size_t k = 0; k < d.data.size(); ++k) keep.data()[k] = d.data[k] != 0.0f;
+  const Matrix d = std::move(read_dense(v, name, Entries::mask).m);
+  KeepMask keep(d.rows(), d.cols());
+  for (Eigen::Index k = 0; k < d.size(); ++k) keep.data()[k] = d.data()[k] != 0.0f;
   return keep;
 }
 

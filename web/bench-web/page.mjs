@@ -3,7 +3,9 @@
 //   qkscope   the tiled wasm module's synchronous attention() (qkscope_tiled.wasm)
 //   ort_mha   onnxruntime-web, wasm backend, numThreads = 1: the fused MultiHeadAttention graph
 //   ort_msm   the same runtime on MatMul-Softmax-MatMul (both graphs from ./onnx.mjs)
-//   tfjs      @tensorflow/tfjs-core + tfjs-backend-wasm, setThreadsCount(1) (SIMD, no threads)
+//   tfjs      @tensorflow/tfjs-core + tfjs-backend-wasm, setThreadsCount(1) (SIMD, one thread)
+// The page is served cross-origin isolated (scripts/bench-web.mjs), for performance.now()'s
+// 5 us grain; every side is still held to one thread.
 // Each timed call starts from fresh Float32Array inputs (drawn before the clock starts) and ends
 // with the output back in a Float32Array, so every side pays its copies in and out.
 // window.qkBench: { ready: Promise<info>, runCase({ L, d, causal, warmup, repeats }) }.

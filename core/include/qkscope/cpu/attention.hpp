@@ -232,7 +232,7 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
   for (auto& x : r) {
     x.scale = scale;
     // Safety net behind fold_safe: never return NaN where the core has an answer or an error.
-    if (!detail::finite(x.output) || x.logsumexp.array().isNaN().any()) return core_forward();
+    if (!qkscope::detail::all_finite(x.output) || x.logsumexp.array().isNaN().any()) return core_forward();
   }
   detail::exact_logsumexp_rows(heads, params, cfg.score, ops, rounding, r);
   return r;

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -65,10 +67,40 @@ void require_nonempty(const Eigen::EigenBase<Derived>& m, const char* name) {
     fail(std::string(name) + " must be non-empty, got shape " + shape_of(m));
 }
 
+/// True when no x[0..n) is NaN or infinite (their exponent bits are all ones), for float or
+/// double. No branches, so that compilers vectorise the loop. Not inlined: one vectorised copy
+/// per type instead of one per caller (the tiled wasm module grew by 1.7 KB gzipped inlined).
+template <class T>
+[[gnu::noinline]] bool all_finite(const T* x, std::size_t n) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr U e = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+  U bad = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    U b;
+    std::memcpy(&b, x + k, sizeof b);
+    bad |= U((b & e) == e);
+  }
+  return bad == 0;
+}
+
+/// m.allFinite(), by the exponent-bit pass above for plain float / double matrices and
+/// vectors (contiguous): under wasm SIMD Eigen's allFinite runs through the SSE emulation,
+/// 25 us per 32 K floats against a few (native/bench/NOTES.md, issue 11, eleventh session).
+template <class Derived>
+bool all_finite(const Eigen::MatrixBase<Derived>& m) {
+  using T = typename Derived::Scalar;
+  if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+                std::is_base_of_v<Eigen::PlainObjectBase<Derived>, Derived>)
+    return all_finite(m.derived().data(), std::size_t(m.size()));
+  else
+    return m.allFinite();
+}
+
 /// Every entry of `name` must be finite (no NaN or +-inf).
 template <class Derived>
 void require_finite(const Eigen::MatrixBase<Derived>& m, const char* name) {
-  if (m.allFinite()) return;  // vectorised; the loop below finds the first bad entry
+  if (all_finite(m)) return;  // vectorised; the loop below finds the first bad entry
   for (Eigen::Index i = 0; i < m.rows(); ++i)
     for (Eigen::Index j = 0; j < m.cols(); ++j)
       if (!std::isfinite(static_cast<double>(m(i, j))))

@@ -35,7 +35,7 @@ struct FormBound {
 /// Largest row norm of X in double (0 for an empty matrix; inf when X holds inf or NaN).
 template <class T>
 double max_row_norm(const Mat<T>& X) {
-  if (!X.array().isFinite().all()) return std::numeric_limits<double>::infinity();
+  if (!all_finite(X)) return std::numeric_limits<double>::infinity();
   double m = 0;
   for (Eigen::Index i = 0; i < X.rows(); ++i) m = std::max(m, X.row(i).template cast<double>().norm());
   return m;
