@@ -172,3 +172,43 @@ TEST_CASE("core neg_sq dQ over a tied group on the far side of the mean key is 0
   CAPTURE(g.dQ);
   CHECK(g.dQ.cwiseAbs().maxCoeff() == 0);
 }
+
+TEST_CASE("core neg_sq: a row's entries that did not take the tied split are still retaken (second review)",
+          "[faults][reliability][score]") {
+  // A constant column of inexact mean (0.1 or 0.3f) takes the split (its split bound is 0);
+  // a first form then skipped the whole row's retake, and the real column kept its centred sum,
+  // |kc| ~ 1.5e10 against a query on the key cluster: 4.99969288e-21 where 4.999691495e-21
+  // (double), 1.388e-17 where 5.11968409e-18 (float; the tiled path defers to the core here).
+  // Right values: 600-bit mpmath (the reviewer's).
+  {
+    AttentionConfig<double> c;
+    c.score = "neg_sq_euclidean";
+    c.scale = 1e-20;
+    MatrixD K(6, 2), V(6, 1);
+    K << 0.1, -2e10, 0.1, -2e10, 0.1, 1e10 + 1, 0.1, 1e10 + 2, 0.1, 1e10 + 3, 0.1, 1e10 + 4;
+    V << 1, -1, -0.5, 0.5, -0.5, 0.5;
+    const MatrixD Q = (MatrixD(1, 2) << 0.1, 1e10).finished(), dO = MatrixD::Ones(1, 1);
+    const auto g = attention_backward<double>(Q, K, V, {}, c, attention_forward<double>(Q, K, V, {}, c), dO);
+    CAPTURE(g.dQ);
+    CHECK(g.dQ(0, 0) == 0);
+    CHECK(std::abs(g.dQ(0, 1) - 4.999691495e-21) <= 1e-9 * 4.999691495e-21);
+  }
+  auto c = qktest::score_config("neg_sq_euclidean");
+  c.scale = 1e-20;
+  Matrix K(6, 2), V(6, 1);
+  K << 0.3f, -2e10f, 0.3f, -2e10f, 0.3f, 1e10f + 1024, 0.3f, 1e10f + 2048, 0.3f, 1e10f + 3072, 0.3f, 1e10f + 4096;
+  V << 1, -1, -0.5f, 0.5f, -0.5f, 0.5f;
+  const Matrix Q = qktest::mat<float>({{0.3f, 1e10f}}), dO = Matrix::Ones(1, 1);
+  const auto g = attention_backward<float>(Q, K, V, {}, c, attention_forward<float>(Q, K, V, {}, c), dO);
+  CAPTURE(g.dQ);
+  CHECK(g.dQ(0, 0) == 0);
+  CHECK(std::abs(double(g.dQ(0, 1)) - 5.11968409e-18) <= 1e-5 * 5.11968409e-18);
+  for (const Eigen::Index bk : {1, 2, 256}) {
+    CAPTURE(bk);
+    const auto o = qktest::one_thread(bk);
+    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+    const auto gt = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+    CAPTURE(gt.dQ);
+    CHECK(std::abs(double(gt.dQ(0, 1)) - 5.11968409e-18) <= 1e-5 * 5.11968409e-18);
+  }
+}

@@ -72,22 +72,28 @@ struct NegSqEuclidean {
   /// own bound is under half the centred one (retake_by_column). Random inputs keep about
   /// eps sqrt(L) of their size and stay on the GEMMs.
   /// Where keys tie exactly and a row's exact sum R_i of dS is 0, its dQ is 2 sum_j dS_ij kc_j
-  /// formed about the tied group carrying the row (the dot family's rule, tied_keys.hpp, with
-  /// ties and differences from the keys as given, as the tiled path's DotScorer does), and such
-  /// a row is not retaken: a query on the far side of
-  /// the mean key from a tied group has differences and centred sums of the same bound, and
-  /// the per-column retake kept a centred 1.15e7 where dQ is 0 (review).
+  /// (no r_i qc_i term), each entry formed about the tied group carrying the row where that
+  /// sum's bound is smaller (the dot family's rule, tied_keys.hpp, with ties and differences
+  /// from the keys as given, as the tiled path's DotScorer does); those entries are not
+  /// retaken: a query on the far side of the mean key from a tied group has differences and
+  /// centred sums of the same bound, and the per-column retake kept a centred 1.15e7 where dQ
+  /// is 0 (review). The row's other entries still may be (a first form skipped the whole row:
+  /// a constant column of inexact mean took the split, and the real column kept a centred sum
+  /// 171 % off in float: second review).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const Mat<T>& dS,
                        ScoreGrads<T>& g, const Eigen::VectorXd& R) {
     const Eigen::Matrix<T, 1, Eigen::Dynamic> mu = K.colwise().mean();
     const Mat<T> Qc = Q.rowwise() - mu, Kc = K.rowwise() - mu;
     const Vec<T> r = dS.rowwise().sum(), c = dS.colwise().sum().transpose();
-    std::vector<char> split;
+    std::vector<char> split;  // (L_q, d): the entries that took the tied split
     const Mat<T> dSKc = dS_times_keys(dS, K, R, &Kc, &split);
     g.dQ = T(-2) * (r.asDiagonal() * Qc - dSKc);
+    std::vector<char> split_row(std::size_t(Q.rows()), 0);
     for (Eigen::Index i = 0; i < Q.rows(); ++i)
-      if (split[std::size_t(i)]) g.dQ.row(i) = T(2) * dSKc.row(i);  // R_i = 0: no r_i qc_i term
+      for (Eigen::Index x = 0; x < Q.cols(); ++x) split_row[std::size_t(i)] |= split[std::size_t(i * Q.cols() + x)];
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      if (split_row[std::size_t(i)]) g.dQ.row(i) = T(2) * dSKc.row(i);  // R_i = 0: no r_i qc_i term
     g.dK = T(2) * (dS.transpose() * Qc - c.asDiagonal() * Kc);
     // The bounds per row, with each row of Qc and Kc at its largest entry, in one pass over dS
     // (per entry, two more GEMMs cost the backward +30 % at L = 512; a matrix of |dS|, +25 %,
@@ -117,20 +123,25 @@ struct NegSqEuclidean {
     const double eps = std::numeric_limits<T>::epsilon();
     const Eigen::Index L_k = K.rows(), d = Q.cols();
     std::vector<double> xc(std::size_t(d), 0.0), value(std::size_t(d), 0.0);
+    // xc = 0 drops the r qc term from the centred bound (rows that split have none); skip: the
+    // entries that took the split.
     auto retake = [&](Mat<T>& G, double bound, const Mat<T>& X, const Mat<T>& Xc, Eigen::Index a, const Mat<T>& Y,
-                      const Mat<T>& Yc, const T* w, Eigen::Index sb) {
+                      const Mat<T>& Yc, const T* w, Eigen::Index sb, bool no_xc, const char* skip) {
       if (eps * bound <= keep * double(largest(G, a))) return;
       for (Eigen::Index x = 0; x < d; ++x) {
-        xc[std::size_t(x)] = std::abs(double(Xc(a, x)));
+        xc[std::size_t(x)] = no_xc ? 0.0 : std::abs(double(Xc(a, x)));
         value[std::size_t(x)] = double(G(a, x));
       }
       const Eigen::Index zero = 0;
-      if (!retake_by_column<T>(X, a, Y, Yc, {&zero, 1, Y.rows(), Y.rows()}, w, sb, xc.data(), value.data())) return;
+      if (!retake_by_column<T>(X, a, Y, Yc, {&zero, 1, Y.rows(), Y.rows()}, w, sb, xc.data(), value.data(), skip))
+        return;
       for (Eigen::Index x = 0; x < d; ++x) G(a, x) = T(value[std::size_t(x)]);
     };
     for (Eigen::Index i = 0; i < Q.rows(); ++i)
-      if (!split[std::size_t(i)]) retake(g.dQ, 2 * double(bQ(i)), Q, Qc, i, K, Kc, dS.data() + i * L_k, 1);
-    for (Eigen::Index j = 0; j < L_k; ++j) retake(g.dK, 2 * double(bK(j)), K, Kc, j, Q, Qc, dS.data() + j, L_k);
+      retake(g.dQ, 2 * double(bQ(i)), Q, Qc, i, K, Kc, dS.data() + i * L_k, 1, split_row[std::size_t(i)] != 0,
+             split.data() + i * d);
+    for (Eigen::Index j = 0; j < L_k; ++j)
+      retake(g.dK, 2 * double(bK(j)), K, Kc, j, Q, Qc, dS.data() + j, L_k, false, nullptr);
   }
   /// Gradient row a of X (a query's dQ row, or a key's dK row with X = K, Y = Q) formed again
   /// from the differences, -2 sum_b w_b (X_a - Y_b) over the rows b of Y in `rows`, column by
@@ -139,13 +150,14 @@ struct NegSqEuclidean {
   /// centred rows of Y), the difference sum replaces value[c] (the centred form's value, in
   /// double). Per column, not per row: a row-wide choice let one column's bound replace another
   /// column's exact centred sum (keys 4.7e-10 apart, q_x - k_x of 0.03 rounding their x offset
-  /// away: dQ_x 0 where 4.2e21, review). Returns whether any column changed. The core's
+  /// away: dQ_x 0 where 4.2e21, review). Columns with skip[c] != 0 keep value[c] (skip may be
+  /// null). Returns whether any column changed. The core's
   /// backward and the tiled one (grad_q_rows_from_differences) both call it. Scalar loops, one
   /// instantiation per T, not inlined: small code in the wasm modules; flagged rows are rare.
   template <class T>
   EIGEN_DONT_INLINE static bool retake_by_column(const Mat<T>& X, Eigen::Index a, const Mat<T>& Y, const Mat<T>& Yc,
                                                  const KeyBlocks& rows, const T* w, Eigen::Index sb, const double* xc,
-                                                 double* value) {
+                                                 double* value, const char* skip = nullptr) {
     const Eigen::Index d = X.cols();
     // Per column: the sum (a T, held in a double exactly) and both bounds.
     std::vector<double> acc(std::size_t(3 * d), 0.0);
@@ -163,7 +175,7 @@ struct NegSqEuclidean {
     });
     bool any = false;
     for (Eigen::Index c = 0; c < d; ++c)
-      if (const double* e = &acc[std::size_t(3 * c)]; e[1] < e[2] / 2) {
+      if (const double* e = &acc[std::size_t(3 * c)]; !(skip && skip[c]) && e[1] < e[2] / 2) {
         value[c] = e[0];
         any = true;
       }

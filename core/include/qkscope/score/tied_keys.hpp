@@ -114,14 +114,14 @@ EIGEN_DONT_INLINE Eigen::Index tied_reference(const T* dS_row, const KeyBlocks& 
 /// centred keys): the plain sum is then dS plain_keys (equal to dS K where R_i = 0) with its
 /// bound, while the ties and the split's differences come from K as given, since a shift can
 /// round a key's small offset away and tie keys that are not equal (dQ -1.43e-9 where it is
-/// 9.764e-6: fuzzer finding, cpu/scorers.hpp). split_rows, when given, gets 1 for each row
-/// where some entry took the split (else 0; size L_q).
+/// 9.764e-6: fuzzer finding, cpu/scorers.hpp). split_mask, when given, gets 1 for each entry that
+/// took the split, else 0 ((L_q, d) row-major).
 template <class T>
 EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const Eigen::VectorXd& R,
-                                       const Mat<T>* plain_keys = nullptr, std::vector<char>* split_rows = nullptr) {
+                                       const Mat<T>* plain_keys = nullptr, std::vector<char>* split_mask = nullptr) {
   const Mat<T>& Kp = plain_keys ? *plain_keys : K;
   Mat<T> out = dS * Kp;
-  if (split_rows) split_rows->assign(std::size_t(dS.rows()), 0);
+  if (split_mask) split_mask->assign(std::size_t(dS.rows() * K.cols()), 0);
   const std::vector<Eigen::Index> group = tied_groups(K);
   if (group.empty()) return out;
   const Eigen::Index L_q = dS.rows(), L_k = K.rows();
@@ -161,7 +161,7 @@ EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const 
         for (Eigen::Index c = 0; c < K.cols(); ++c)
           if (split_bound(i, c) < plain_bound(i, c)) {
             out(rows[r0 + std::size_t(i)], c) = split(i, c);
-            if (split_rows) (*split_rows)[rows[r0 + std::size_t(i)]] = 1;
+            if (split_mask) (*split_mask)[std::size_t(rows[r0 + std::size_t(i)] * K.cols() + c)] = 1;
           }
     }
   }
