@@ -101,8 +101,8 @@ struct DotScorer {
     void (*grad_k)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>&,
                    Mat<T>&) = nullptr;
     /// The form's grad_q_rows_from_differences (i0, bq, blocks, block_k, dS_rows, dQt, keep),
-    /// after grad_q_rows' sums: rows whose centred sums cancel, from differences; rows with
-    /// keep[r] != 0 (the tied-group split taken) stay.
+    /// after grad_q_rows' sums: rows whose centred sums cancel, from differences; entries with
+    /// keep[r k_width + c] != 0 (the tied-group split taken) stay.
     void (*grad_q)(const Refine&, Eigen::Index, Eigen::Index, const std::vector<Eigen::Index>&, Eigen::Index,
                    const Mat<T>&, Mat<T>&, const char*) = nullptr;
   } refine{};
@@ -138,16 +138,19 @@ struct DotScorer {
   /// bounds. Every product has the operand types of grad_q's (one GEMM instantiation: wasm size).
   void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                    const Mat<T>& dS, const double* R, Mat<T>& dQt, Vec<T>&) const {
-    // A row that took the tied-group split keeps it: its bound is the split's, and the
+    // An entry that took the tied-group split keeps it: its bound is the split's, and the
     // differences q_i - k_j carry the group's offsets that float dS cannot resolve (members at
-    // +-1e-8 under dS of 3e22: the sign of dQ flipped, review of the rows below).
-    std::vector<char> split(std::size_t(bq), 0);
+    // +-1e-8 under dS of 3e22: the sign of dQ flipped, review of the rows below). The row's
+    // other entries may still be retaken (a whole row kept left a column centred, 171 % off:
+    // review, eleventh session, score/neg_sq_euclidean.hpp).
+    std::vector<char> split(std::size_t(bq * Ks->cols()), 0);
     tied_rows(bq, blocks, block_k, dS, R, dQt, split);
     if (refine.grad_q) refine.grad_q(refine, i0, bq, blocks, block_k, dS, dQt, split.data());
   }
-  /// grad_q_rows' sums where keys tie (above); split[r] = 1 where row r took the split.
+  /// grad_q_rows' sums where keys tie (above); split[r k_width + c] = 1 where entry (r, c) took
+  /// the split.
   void tied_rows(Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, const Mat<T>& dS,
-                 const double* R, Mat<T>& dQt, std::vector<char>& split_rows) const {
+                 const double* R, Mat<T>& dQt, std::vector<char>& split_mask) const {
     if (group.empty()) return;
     const Eigen::Index d = Ks->cols(), L_k = dS.cols();
     // Per row, its reference group, where it may split (score::tied_reference).
@@ -226,7 +229,7 @@ struct DotScorer {
         const Eigen::Index r = rows[std::size_t(i)];
         for (Eigen::Index c = 0; c < d; ++c)
           if (split_bound(i, c) < plain_bound(i, c)) {
-            split_rows[std::size_t(r)] = 1;
+            split_mask[std::size_t(r * d + c)] = 1;
             const double o = c < d_raw ? own[std::size_t(i * d_raw + c)] : 0.0;
             const bool keeps = std::abs(o) > 0x1p12 * eps * (c < d_raw ? own_abs[std::size_t(i * d_raw + c)] : 0.0);
             plain(r, c) = keeps ? T(double(split(i, c)) + o) : split(i, c);

@@ -268,8 +268,10 @@ struct NegSqEuclidean {
   /// -2 sum_j dS_ij (q_i - k_j), each column kept where its own bound is under half the centred
   /// one there (retake_by_column, as the core); such a row is written as dQ / 2 in dq[:, :d]
   /// with dq[:, d] = 0, so that prepared_backward returns it.
-  /// Only the key blocks listed hold dS (the others were not visited). Rows with keep[r] != 0
-  /// stay (those that took the tied-group split: cpu/scorers.hpp says why).
+  /// Only the key blocks listed hold dS (the others were not visited). Entries with
+  /// keep[r (d + 2) + c] != 0 stay (those that took the tied-group split: cpu/scorers.hpp says
+  /// why); where the row's sum column (c = d) took it, dq[:, d] is 0 and the centred bound has
+  /// no qc term.
   template <class T>
   static void grad_q_rows_from_differences(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0,
                                            Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
@@ -284,7 +286,8 @@ struct NegSqEuclidean {
     });
     std::vector<double> xc(std::size_t(d), 0.0), value(std::size_t(d), 0.0);
     for (Eigen::Index r = 0; r < bq; ++r) {
-      if (keep && keep[r]) continue;
+      const char* skip = keep ? keep + r * (d + 2) : nullptr;
+      const bool no_xc = skip && skip[d];
       double nq = 0, bound = 0, largest = 0;
       for (Eigen::Index c = 0; c < d; ++c) nq = std::max(nq, std::abs(double(f.q(i0 + r, c))) / 2);  // f.q holds 2 qc
       keys.each([&](Eigen::Index j) { bound += std::abs(double(dS(r, j))) * (nq + nk[std::size_t(j)]); });
@@ -295,10 +298,11 @@ struct NegSqEuclidean {
       // dQ itself in dq[:, :d] / 2 with dq[:, d] = 0: the centred columns' 2 dq - 2 qc dq[:, d]
       // formed in double (one rounding more), the others the differences.
       for (Eigen::Index c = 0; c < d; ++c) {
-        xc[std::size_t(c)] = std::abs(double(f.q(i0 + r, c))) / 2;
+        xc[std::size_t(c)] = no_xc ? 0.0 : std::abs(double(f.q(i0 + r, c))) / 2;
         value[std::size_t(c)] = 2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d));
       }
-      if (!retake_by_column<T>(Q, i0 + r, K, f.k, keys, dS.data() + r * L_k, 1, xc.data(), value.data())) continue;
+      if (!retake_by_column<T>(Q, i0 + r, K, f.k, keys, dS.data() + r * L_k, 1, xc.data(), value.data(), skip))
+        continue;
       for (Eigen::Index c = 0; c < d; ++c) dq(r, c) = T(value[std::size_t(c)] / 2);
       dq(r, d) = T(0);
     }
