@@ -1,8 +1,9 @@
 // qkscope/score/tied_keys.hpp — the query gradient of the dot family where keys tie,
 // dQs_i = sum_j dS_ij k_j (dot and scaled dot; cosine's normalised keys; bilinear before W^T),
 // shared by the core's backward (dS_times_keys) and the tiled one (cpu/scorers.hpp,
-// DotScorer::tied_rows): both take each row's reference here and form the sums by GEMM per
-// distinct reference, the core over whole rows, the tiled path over a query tile's key blocks.
+// DotScorer::tied_rows): both take each row's reference here; the core forms the sums over
+// whole rows in scalar loops (wasm size), the tiled path by GEMM per distinct reference over a
+// query tile's key blocks.
 // Why: the float or double dS of a row sum to 0 only in exact arithmetic (softmax is
 // shift-invariant), so over keys that tie their residue, about eps sum_j |dS_ij|, is
 // multiplied by the tied key: a query at 0 over three keys tied at 9.7e24 with dS of 1e37 got
@@ -108,7 +109,7 @@ EIGEN_DONT_INLINE Eigen::Index tied_reference(const T* dS_row, const KeyBlocks& 
 /// dS K, (L_q, d), for the core's backward of the dot family, with each row whose keys tie
 /// formed as above (R: each row's exact sum of dS). K is the key side as the scores use it
 /// (cosine: the normalised keys). Throws nothing. Without ties: the GEMM and an O(L_k d) hash;
-/// with them, three more GEMMs per distinct reference over its rows.
+/// with them, O(L_k d) per row that splits.
 /// Not inlined (nor are the two above): one copy per T in the wasm modules.
 /// plain_keys, when given, are K shifted by a constant row (negative squared Euclidean's
 /// centred keys): the plain sum is then dS plain_keys (equal to dS K where R_i = 0) with its
@@ -131,39 +132,35 @@ EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const 
   std::vector<Eigen::Index> ref(std::size_t(L_q), -1);
   for (Eigen::Index i = 0; i < L_q; ++i)
     ref[std::size_t(i)] = tied_reference(dS.data() + i * L_k, all, group, weight, R(i), L_k);  // row-major
-  // Per distinct reference, over its rows gathered, by GEMM as the tiled scorer does: the
-  // split dS (K - k_ref) (the reference group's rows of K - k_ref are exactly 0) and both
-  // bounds, |dS| |K| and |dS| |K - k_ref|; per entry the sum of the smaller bound.
-  const Mat<T> Ka = Kp.cwiseAbs();
-  Mat<T> G, split, plain_bound, split_bound;
-  std::vector<Eigen::Index> rows;
-  for (Eigen::Index g = -1;;) {
-    Eigen::Index next = -1;  // the smallest reference above g
-    for (const Eigen::Index r : ref)
-      if (r > g && (next < 0 || r < next)) next = r;
-    if (next < 0) break;
-    g = next;
-    rows.clear();
-    for (Eigen::Index i = 0; i < L_q; ++i)
-      if (ref[std::size_t(i)] == g) rows.push_back(i);
-    const Mat<T> Kc = K.rowwise() - K.row(g), Kca = Kc.cwiseAbs();
-    // Rows in chunks of 32: buffers of 32 L_k, not (L_q, L_k), whose fresh pages cost more
-    // than the products (measured: 7 ms against 0.7 ms of GEMM at L = 512, d = 64).
-    for (std::size_t r0 = 0; r0 < rows.size(); r0 += 32) {
-      const Eigen::Index n = Eigen::Index(std::min<std::size_t>(32, rows.size() - r0));
-      G.resize(n, L_k);
-      for (Eigen::Index i = 0; i < n; ++i) G.row(i) = dS.row(rows[r0 + std::size_t(i)]);
-      split.noalias() = G * Kc;
-      G = G.cwiseAbs();
-      plain_bound.noalias() = G * Ka;
-      split_bound.noalias() = G * Kca;
-      for (Eigen::Index i = 0; i < n; ++i)
-        for (Eigen::Index c = 0; c < K.cols(); ++c)
-          if (split_bound(i, c) < plain_bound(i, c)) {
-            out(rows[r0 + std::size_t(i)], c) = split(i, c);
-            if (split_mask) (*split_mask)[std::size_t(rows[r0 + std::size_t(i)] * K.cols() + c)] = 1;
-          }
+  // Per row with a reference: the split sum_j dS_ij (k_jc - k_ref,c) (the reference group's
+  // terms exactly 0) and both bounds, sum_j |dS_ij| |kp_jc| and sum_j |dS_ij| |k_jc - k_ref,c|;
+  // per entry the sum of the smaller bound. Scalar loops, keys outer and entries inner: the
+  // tiled scorer's GEMMs per reference took 1.8 KB more of the tutorial's wasm budget
+  // (native/bench/NOTES.md); this form costs every-key-tied calls about one more scalar
+  // (L_q, L_k, d) product, and random keys nothing.
+  const Eigen::Index d = K.cols();
+  std::vector<double> acc(std::size_t(3 * d));  // per entry: the split (a T, held exactly), both bounds
+  for (Eigen::Index i = 0; i < L_q; ++i) {
+    const Eigen::Index g = ref[std::size_t(i)];
+    if (g < 0) continue;
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (Eigen::Index j = 0; j < L_k; ++j) {
+      const T w = dS(i, j);
+      if (w == T(0)) continue;
+      const double a = std::abs(double(w));
+      for (Eigen::Index c = 0; c < d; ++c) {
+        const T diff = K(j, c) - K(g, c);
+        double* e = &acc[std::size_t(3 * c)];
+        e[0] = double(T(e[0]) + w * diff);
+        e[1] += a * std::abs(double(Kp(j, c)));
+        e[2] += a * std::abs(double(diff));
+      }
     }
+    for (Eigen::Index c = 0; c < d; ++c)
+      if (const double* e = &acc[std::size_t(3 * c)]; e[2] < e[1]) {
+        out(i, c) = T(e[0]);
+        if (split_mask) (*split_mask)[std::size_t(i * d + c)] = 1;
+      }
   }
   return out;
 }
