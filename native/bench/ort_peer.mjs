@@ -9,22 +9,7 @@
 import { createInterface } from 'node:readline';
 import { readFileSync, writeFileSync } from 'node:fs';
 import ort from 'onnxruntime-node';
-
-function normals(n, seed) {
-  // xorshift32 + Box-Muller: reproducible inputs without a dependency.
-  let s = seed >>> 0 || 1;
-  const u = () => {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    return (s + 0.5) / 4294967296;
-  };
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(u())), t = 2 * Math.PI * u();
-    out[i] = r * Math.cos(t);
-    if (i + 1 < n) out[i + 1] = r * Math.sin(t);
-  }
-  return out;
-}
+import { normals } from '../../web/bench-web/normals.mjs';
 
 /** Index of element (row, col) of head h in the model's input layout. */
 const at = (kind, H, L, d) => (h, row, col) => (kind === 'mha' ? row * H * d + h * d + col : (h * L + row) * d + col);

@@ -36,19 +36,9 @@ for (const b of opt.builds)
 
 // The page: every build's glue imported from its own URL (/v/<k>/), so each is its own instance.
 const page = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script type="module">
+import { normals } from '/normals.mjs';
 const names = ${JSON.stringify(opt.builds.map((b) => b.name))};
 const mods = await Promise.all(names.map((_, k) => import('/v/' + k + '/qkscope_tiled.mjs').then((m) => m.default())));
-function normals(n, seed) {
-  let s = seed >>> 0 || 1;
-  const u = () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s + 0.5) / 4294967296; };
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(u())), t = 2 * Math.PI * u();
-    out[i] = r * Math.cos(t);
-    if (i + 1 < n) out[i + 1] = r * Math.sin(t);
-  }
-  return out;
-}
 let seed = 1;
 const call = (m, L, d, x) => m.attention({ query: { rows: L, cols: d, data: x.Q }, key: { rows: L, cols: d, data: x.K },
   value: { rows: L, cols: d, data: x.V }, causal: false }).output.data;
@@ -91,6 +81,8 @@ const server = createServer((req, res) => {
   const h = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
   const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
   if (path === '/ab.html') return res.writeHead(200, { ...h, 'content-type': 'text/html' }).end(page);
+  if (path === '/normals.mjs')
+    return res.writeHead(200, { ...h, 'content-type': 'text/javascript' }).end(readFileSync(join(root, 'web/bench-web/normals.mjs')));
   const m = /^\/v\/(\d+)\/(qkscope_tiled\.(?:mjs|wasm))$/.exec(path);
   if (!m || !opt.builds[Number(m[1])]) return res.writeHead(404).end();
   const file = join(opt.builds[Number(m[1])].dir, m[2]);

@@ -12,25 +12,11 @@
 import { loadQkScope } from '/wasm/qkscope.js';
 import * as ort from '/node_modules/onnxruntime-web/dist/ort.wasm.min.mjs';
 import { attentionModel } from './onnx.mjs';
+import { normals } from './normals.mjs';
 
 const tf = globalThis.tf;
 const log = (s) => (document.getElementById('log').textContent += `${s}\n`);
 
-/** Seeded N(0, 1) entries (xorshift32 + Box-Muller), `n` of them. */
-function normals(n, seed) {
-  let s = seed >>> 0 || 1;
-  const u = () => {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    return (s + 0.5) / 4294967296;
-  };
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(u())), t = 2 * Math.PI * u();
-    out[i] = r * Math.cos(t);
-    if (i + 1 < n) out[i + 1] = r * Math.sin(t);
-  }
-  return out;
-}
 
 async function setup() {
   const qk = await loadQkScope();
