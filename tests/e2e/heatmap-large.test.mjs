@@ -4,8 +4,10 @@
 // weight on viridis), masked cells leave it transparent under the hatch, every point of a cell
 // (corners too) reaches that cell, a map that shrinks back to printed numbers hides the field,
 // and an export carries the colours as an image. Chapter 9's printed maps (canvasNumbers) draw
-// colours and numbers on a second canvas: each cell's colour sits under its own cell, the gaps
-// stay clear, the numbers stay in the DOM, and the export has them as vector cells and text.
+// colours and numbers on a second canvas: each cell's colour sits under its own cell and is the
+// colour of the same map drawn as vector cells, the gaps stay clear, no number is drawn twice,
+// and the export has them as vector cells and text. Their tick labels are HTML spans drawn where
+// the SVG ticks are (to the pixel), in printed and large maps, at 1440 and 390 px.
 // The canvas is redrawn at a new device pixel ratio that leaves the maps' width alone (a HiDPI
 // monitor), the maps are drawn at their viewBox's width (no fractional scale of the bitmap), and
 // printing (beforeprint, print media, a PDF) draws them as vector cells and text, then the canvas again.
@@ -81,7 +83,15 @@ test('a map that grows past 8 columns switches to the canvas and back, with no s
       large: svg.classList.contains('large'),
       field: svg.querySelector('.heatmap-field')?.getAttribute('display') ?? 'absent',
       printed: svg.querySelector('.heatmap-field')?.classList.contains('printed') ?? false,
-      texts: [...svg.querySelectorAll('g.cell text')].filter((t) => t.textContent).length,
+      // Printed numbers and colours on the canvas (its bitmap holds ink).
+      ink: (() => {
+        const c = svg.querySelector('.heatmap-field canvas.print');
+        if (!c || !c.width) return 0;
+        const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let k = 3; k < px.length; k += 4) n += px[k] > 0 ? 1 : 0;
+        return n;
+      })(),
       cols: Number(svg.dataset.cols),
     }));
     await page.waitForFunction(() => document.querySelector('[data-testid="figure-c9-heads"] .heatmap-svg g.cell'));
@@ -93,7 +103,7 @@ test('a map that grows past 8 columns switches to the canvas and back, with no s
       assert.equal(s.field, 'inline', `L = ${L}: the field is shown`);
       // Printed again: the canvas of numbers, not the stale one-pixel-per-cell colours.
       assert.equal(s.printed, !large, `L = ${L}: ${large ? 'one pixel per cell' : 'the printed canvas'}`);
-      if (!large) assert.ok(s.texts > 0, `L = ${L}: numbers are printed again`);
+      if (!large) assert.ok(s.ink > 0, `L = ${L}: colours and numbers are printed on the canvas again`);
     }
     noProblems(problems);
   } finally {
@@ -101,47 +111,59 @@ test('a map that grows past 8 columns switches to the canvas and back, with no s
   }
 });
 
-test('printed maps on a canvas (chapter 9): each colour under its own cell, clear gaps, numbers in the DOM and in the export', async () => {
+test('printed maps on a canvas (chapter 9): each colour under its own cell, clear gaps, the vector drawing\'s colours, numbers in the export', async () => {
   const { page, problems, close } = await env.open('?c9.heads=3&c9.L=6#ch9');
   try {
     const fig = page.locator('[data-testid="figure-c9-heads"]');
     await fig.scrollIntoViewIfNeeded();
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="c9-entropy"] g.cell').length === 18);
-    for (const testid of ['c9-entropy', 'c9-weights']) {
-      const r = await page.evaluate((testid) => {
+    const ids = ['c9-entropy', 'c9-weights'];
+    // The same maps drawn as vector cells (as for print and export): each cell's fill and number.
+    await page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+    const vector = await page.evaluate((ids) => ids.map((testid) => [...document.querySelectorAll(`[data-testid="${testid}"] g.cell`)]
+      .map((g) => ({ fill: g.querySelector('rect').getAttribute('fill'), text: g.querySelector('text').textContent }))), ids);
+    await page.evaluate(() => window.dispatchEvent(new Event('afterprint')));
+    await page.waitForFunction(() => document.querySelector('[data-testid="c9-weights"] .heatmap-svg').classList.contains('canvas-numbers'));
+    for (const [m, testid] of ids.entries()) {
+      const r = await page.evaluate(({ testid, want }) => {
         const svg = document.querySelector(`[data-testid="${testid}"] .heatmap-svg`);
         const holder = svg.querySelector('.heatmap-field');
         const canvas = holder.querySelector('canvas.print');
         const scale = canvas.width / parseFloat(canvas.style.width);
         const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
         const at = (x, y) => { const k = 4 * (Math.floor(y * scale) * canvas.width + Math.floor(x * scale)); return [...px.slice(k, k + 4)]; };
-        const x0 = Number(holder.getAttribute('x')), y0 = Number(holder.getAttribute('y'));
+        // Cells sit in grid units in one group scaled by the cell size; the canvas draws each
+        // cell 1 px in from its square, cell - 2 px wide, from the holder's corner.
+        const cell = Number(svg.querySelector('g.cells').getAttribute('transform').match(/scale\(([\d.]+)\)/)[1]);
+        const side = cell - 2;
         const bad = [];
-        let texts = 0;
-        for (const g of svg.querySelectorAll('g.cell')) {
-          const [tx, ty] = g.getAttribute('transform').match(/[\d.]+/g).map(Number);
-          const side = Number(g.querySelector('rect').getAttribute('width'));
+        const cells = [...svg.querySelectorAll('g.cell')];
+        cells.forEach((g, k) => {
+          const [i, j] = [Number(g.dataset.i), Number(g.dataset.j)];
+          const [tx, ty] = [j * cell + 1, i * cell + 1];
           // Inside the cell (top middle, clear of its number) and in the gap left of it.
-          const inside = at(tx - x0 + side / 2, ty - y0 + 3);
-          const gap = at(tx - x0 - 0.5, ty - y0 + side / 2);
-          const want = g.dataset.fill.match(/\d+/g).map(Number);
-          if (inside[3] !== 255 || inside.slice(0, 3).some((v, c) => Math.abs(v - want[c]) > 2)) bad.push(`(${g.dataset.i},${g.dataset.j}) inside ${inside} want ${want}`);
-          if (gap[3] > 64) bad.push(`(${g.dataset.i},${g.dataset.j}) gap ${gap}`);
-          const text = g.querySelector('text');
-          if (text.textContent && getComputedStyle(text).display === 'none') texts++;
-        }
-        return { bad, texts, cells: svg.querySelectorAll('g.cell').length, printed: holder.classList.contains('printed') };
-      }, testid);
+          const inside = at(tx + side / 2, ty + 3);
+          const gap = at(tx - 0.5, ty + side / 2);
+          const rgb = want[k].fill.match(/\d+/g).map(Number);
+          if (inside[3] !== 255 || inside.slice(0, 3).some((v, c) => Math.abs(v - rgb[c]) > 2)) bad.push(`(${i},${j}) inside ${inside} want ${rgb}`);
+          if (gap[3] > 64) bad.push(`(${i},${j}) gap ${gap}`);
+        });
+        const shownTexts = cells.filter((g) => g.querySelector('text').textContent && getComputedStyle(g.querySelector('text')).display !== 'none').length;
+        return { bad, shownTexts, cells: cells.length, printed: holder.classList.contains('printed') };
+      }, { testid, want: vector[m] });
       assert.equal(r.printed, true, `${testid}: printed on the canvas`);
-      assert.deepEqual(r.bad, [], `${testid}: colours under their cells`);
-      assert.equal(r.texts, r.cells, `${testid}: every number is in the DOM (not drawn twice)`);
+      assert.equal(r.cells, vector[m].length, `${testid}: as many cells as the vector drawing`);
+      assert.deepEqual(r.bad, [], `${testid}: the vector drawing's colours under their cells`);
+      assert.equal(r.shownTexts, 0, `${testid}: no number drawn twice (SVG and canvas)`);
     }
-    // The export has vector cells with their numbers, not the canvas.
+    // The export has vector cells with their numbers, not the canvas; the page is back on it.
     const svg = (await exportFile(page, 'figure-c9-heads', 'svg')).bytes.toString('utf8');
     assert.doesNotMatch(svg, /foreignObject|<canvas|<image/);
-    const printed = await page.$$eval('[data-testid="c9-weights"] g.cell text', (ts) => ts.map((t) => t.textContent));
+    const printed = vector[1].map((c) => c.text);
+    assert.ok(printed.length === 36 && printed.every((n) => /^\d\.\d\d$/.test(n)), `numbers of the vector drawing: ${printed.join(' ')}`);
     for (const n of printed) assert.match(svg, new RegExp(`>${n.replace('.', '\\.')}</text>`));
     assert.doesNotMatch(svg, /<text[^>]*display="none"[^>]*>0\.\d\d</, 'no number hidden in the export');
+    await page.waitForFunction(() => document.querySelector('[data-testid="c9-weights"] .heatmap-svg').classList.contains('canvas-numbers'));
     noProblems(problems);
   } finally {
     await close();
@@ -165,7 +187,7 @@ function canvasMaps(page) {
       width: svg.getBoundingClientRect().width,
       canvasShown: svg.classList.contains('canvas-numbers') && holder?.getAttribute('display') === 'inline' && getComputedStyle(canvas).display !== 'none',
       shownTexts: texts.filter((t) => getComputedStyle(t).display !== 'none' && t.getAttribute('fill') && t.getAttribute('fill') !== 'currentColor').length,
-      filledRects: cells.filter((g) => !/^(transparent|url)/.test(g.querySelector('rect').getAttribute('fill'))).length,
+      filledRects: cells.filter((g) => !/^(transparent|none|url)/.test(g.querySelector('rect').getAttribute('fill'))).length,
       texts: texts.length,
       cells: cells.length,
     };
@@ -252,5 +274,46 @@ test('canvas maps print as vector cells and text (beforeprint, print media, PDF)
     noProblems(problems);
   } finally {
     await close();
+  }
+});
+
+test('canvas maps: HTML tick labels where the SVG ticks are drawn in print, hidden in print', async () => {
+  for (const [width, L] of [[1440, 6], [1440, 12], [390, 6], [390, 16]]) {
+    const { page, problems, close } = await env.open(`?c9.heads=3&c9.L=${L}#ch9`, { viewport: { width, height: 900 } });
+    try {
+      await page.locator('[data-testid="figure-c9-heads"]').scrollIntoViewIfNeeded();
+      await page.waitForFunction((L) => document.querySelectorAll('[data-testid="c9-weights"] g.cell').length === L * L, L);
+      // Each label's text box (a Range for the spans, the text's box for SVG): centre x, top, bottom.
+      const read = () => page.evaluate(() => ['c9-entropy', 'c9-weights'].map((id) => {
+        const root = document.querySelector(`[data-testid="${id}"]`);
+        const box = (r) => [Math.round((r.x + r.width / 2) * 10) / 10, Math.round(r.y * 10) / 10, Math.round(r.bottom * 10) / 10];
+        const svg = [...root.querySelectorAll('.axes .tick')].filter((t) => getComputedStyle(t).display !== 'none')
+          .map((t) => [t.textContent, ...box(t.getBoundingClientRect())]);
+        const html = [...root.querySelectorAll('.heatmap-ticks span')].filter((s) => s.checkVisibility())
+          .map((s) => { const r = document.createRange(); r.selectNodeContents(s); return [s.textContent, ...box(r.getBoundingClientRect())]; });
+        return { svg, html };
+      }));
+      const screen = await read();
+      await page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+      const print = await read();
+      await page.evaluate(() => window.dispatchEvent(new Event('afterprint')));
+      for (const [m, id] of ['c9-entropy', 'c9-weights'].entries()) {
+        const what = `${id} at ${width} px, L = ${L}`;
+        const n = id === 'c9-weights' ? 2 * L : L + 3;
+        assert.equal(screen[m].svg.length, 0, `${what}: no SVG tick shown on screen`);
+        assert.equal(screen[m].html.length, n, `${what}: one HTML label per row and column`);
+        assert.equal(print[m].html.length, 0, `${what}: no HTML label in print`);
+        assert.equal(print[m].svg.length, n, `${what}: SVG labels in print`);
+        // Within 0.6 px at full size; a map scaled down to fit (390 px, L = 16) rounds its
+        // two-digit labels' glyph runs differently as HTML and SVG text (measured up to 0.8 px).
+        const tol = width < 1000 && L > 8 ? 1 : 0.6;
+        const off = screen[m].html.map((h, k) => [h[0], ...h.slice(1).map((v, c) => Math.abs(v - print[m].svg[k][c + 1]))])
+          .filter(([label, ...d], k) => label !== print[m].svg[k][0] || d.some((x) => x > tol));
+        assert.deepEqual(off, [], `${what}: HTML labels where the SVG ones are`);
+      }
+      noProblems(problems);
+    } finally {
+      await close();
+    }
   }
 });

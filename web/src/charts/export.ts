@@ -57,19 +57,9 @@ function inlined(svg: SVGSVGElement): SVGSVGElement {
     out.removeAttribute('class');
     out.removeAttribute('tabindex');
     out.removeAttribute('style');
-    out.removeAttribute('data-fill'); // a canvas map's colours, inlined below
-    out.removeAttribute('data-ink');
   });
-  // A map whose numbers are drawn on a canvas (heatmap.ts, canvasNumbers) exports as vector
-  // cells again: fills and inks from the cells' data, numbers from their (unrendered) texts.
-  src.forEach((el, k) => {
-    const fill = el.getAttribute('data-fill');
-    if (!fill || !el.matches('g.cell')) return;
-    const [rect, text] = [dst[k]!.querySelector('rect'), dst[k]!.querySelector('text')];
-    if (el.querySelector('rect')?.getAttribute('fill') === 'transparent') rect?.setAttribute('fill', fill);
-    text?.setAttribute('fill', el.getAttribute('data-ink') ?? 'currentColor');
-    text?.removeAttribute('display');
-  });
+  // A map whose numbers are drawn on a canvas (heatmap.ts, canvasNumbers) is drawn as vector
+  // cells and text by its parts() before it gets here.
   // A canvas (a large heatmap's colours, heatmap-field.ts) is copied blank and would not be
   // drawn outside the page: its pixels become an <image> in the holder's place.
   const canvases = svg.querySelectorAll('canvas');

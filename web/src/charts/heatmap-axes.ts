@@ -16,6 +16,8 @@ export interface AxesGeometry {
   top: number;
   rowAxis: string;
   colAxis: string;
+  /** False: the tick labels are left as they are (a canvas map shows HTML ones: heatmap-ticks.ts). */
+  ticks?: boolean;
 }
 
 /** Draws the axes into `axes` (an empty <g> the first time): column title, row title, column ticks, row ticks. */
@@ -26,6 +28,7 @@ export function drawAxes(axes: SVGGElement, a: AxesGeometry): void {
   const [colTitle, rowTitle, colTicks, rowTicks] = [...axes.children] as SVGElement[];
   place(colTitle!, a.left + (a.cols * a.cell) / 2, 12, 'middle', `${a.colAxis} →`);
   place(rowTitle!, 2, a.top - 10, 'start', `${a.rowAxis} ↓`);
+  if (a.ticks === false) return;
   ticks(colTicks!, a.cols, (t, j) => place(t, a.left + j * a.cell + a.cell / 2, a.top - 10, 'middle', String(j + 1)));
   ticks(rowTicks!, a.rows, (t, i) => {
     place(t, a.left - 10, a.top + i * a.cell + a.cell / 2, 'end', String(i + 1));

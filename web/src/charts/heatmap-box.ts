@@ -17,8 +17,11 @@ export class HeatmapBox {
 
   constructor(private readonly frame: HTMLElement, private readonly svg: SVGSVGElement, private readonly steady: boolean) {}
 
-  /** Sizes the frame and the <svg> for a map of `width` x `height` CSS px in an element `avail` px wide. */
-  size(width: number, height: number, avail: number): void {
+  /**
+   * Sizes the frame and the <svg> for a map of `width` x `height` CSS px in an element `avail`
+   * px wide. Returns the CSS px per user unit it is drawn at (below 1 where it is scaled down).
+   */
+  size(width: number, height: number, avail: number): number {
     const root = this.svg;
     const steady = this.steady && width <= avail;
     if (steady) {
@@ -42,5 +45,6 @@ export class HeatmapBox {
     css(this.frame, 'width', steady ? `${width}px` : '');
     css(this.frame, 'height', steady ? `${height}px` : '');
     if (this.frame.classList.contains('steady') !== steady) this.frame.classList.toggle('steady', steady);
+    return steady || avail <= 0 ? 1 : Math.min(1, avail / width);
   }
 }

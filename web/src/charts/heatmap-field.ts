@@ -4,7 +4,8 @@
  * keeps cells sharp), and its masked cells as one hatched <path>. A dragged slider then
  * rewrites one bitmap instead of restyling and repainting a thousand SVG rectangles
  * (native/bench/NOTES.md, "Sliders, fourth pass"). The per-cell elements stay, transparent, for
- * focus, hover and labels (heatmap.ts). Export turns the canvas into an <image> (export.ts).
+ * focus, hover and labels (heatmap.ts). Export turns the canvas into an <image> (export.ts);
+ * a canvas map (below) exports as vector cells instead (Heatmap.parts).
  * A map that opts in (`canvasNumbers`) draws its printed numbers here too, in device pixels
  * (drawPrinted): a new value or a new shape then lays out no SVG text (native/bench/NOTES.md,
  * "Sliders, sixth pass"), its texts copied from a cache of their bitmaps (heatmap-glyphs.ts).
@@ -14,7 +15,7 @@ import { type GlyphText, drawTexts } from './heatmap-glyphs';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
-/** One printed cell: its fill, the ink of its number and the number ('' for none); masked cells are hatched by their own rect. */
+/** One printed cell: its fill, the ink of its number and the number ('' for none); masked cells are hatched by the field's path. */
 export interface PrintedCell {
   fill: string;
   ink: string;
@@ -85,7 +86,11 @@ export class ColourField {
       }
       ctx.putImageData(img, 0, 0);
     }
-    // The hatched cells as one path, rebuilt only when the mask or the geometry changes.
+    this.hatch(rows, cols, cell, left, top, masked);
+  }
+
+  /** The hatched cells as one path, rebuilt only when the mask or the geometry changes. */
+  private hatch(rows: number, cols: number, cell: number, left: number, top: number, masked: readonly boolean[]): void {
     const key = `${rows},${cols},${cell},${left},${top},${masked.map((m) => (m ? 1 : 0)).join('')}`;
     if (key === this.maskKey) return;
     this.maskKey = key;
@@ -101,13 +106,12 @@ export class ColourField {
    * Draws a printed map: rounded cells of `cell` CSS px with a 1 px gap, as the SVG cells are
    * drawn (heatmap.ts), each number centred in `font` with its baseline 0.35 em below the
    * middle (the SVG text's dy); `scale` device pixels per CSS px keep the numbers sharp.
-   * Masked cells are left transparent (their rects carry the hatch).
+   * Masked cells are left out of the bitmap and hatched by the path, as in draw().
    */
   drawPrinted(rows: number, cols: number, cell: number, left: number, top: number, cells: readonly PrintedCell[],
     font: { px: number; css: string }, scale: number): void {
     this.place(rows, cols, cell, left, top, true);
-    this.maskKey = ''; // the hatch path is not used here; draw() rebuilds it when the map grows
-    setAttr(this.maskedPath, 'visibility', 'hidden');
+    this.hatch(rows, cols, cell, left, top, cells.map((c) => c.masked));
     const p = (this.print ??= { canvas: this.holder.appendChild(document.createElement('canvas')), ctx: null, font: '', scale: 0, drawn: '', cells: [] });
     p.canvas.className = 'print';
     const w = cols * cell;

@@ -6,8 +6,10 @@
  * Colours, domain, legend ticks, which cells print numbers and keyboard movement come from
  * heatmap-scale.ts, shared with <qk-scope>'s grid; this file draws them as SVG (exportable).
  * A map built with `canvasNumbers` draws its printed cells' colours and numbers on a canvas
- * (heatmap-field.ts) and keeps the SVG cells for focus, hover, labels and export only: its
- * sliders change every number at once, which as SVG text cost a relayout of every cell.
+ * (heatmap-field.ts), its tick labels as HTML (heatmap-ticks.ts), and keeps unfilled SVG cells
+ * in grid units for focus, hover and labels only: its sliders change every number and the cell
+ * size at once, which as SVG text and geometry cost a relayout of every cell and tick. Its
+ * export (parts) draws it as vector cells and text, as for print.
  * Such maps are redrawn when the device pixel ratio changes (a monitor or a zoom that leaves
  * their width alone would keep a blurry bitmap) and drawn as SVG while the page is printed
  * (vector numbers in print and PDF): see heatmap-canvas-watch.ts.
@@ -24,6 +26,7 @@ import { LabelPass } from './heatmap-labels';
 import { joinCells } from './heatmap-cells';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
+import { TickLayer } from './heatmap-ticks';
 import { placeTooltip } from './heatmap-tooltip';
 import { hatchPattern } from './heatmap-hatch';
 import { isPrinting, watchCanvasMap } from './heatmap-canvas-watch';
@@ -71,7 +74,7 @@ const TOP = 44;
 const PAD = 6;
 /** Font sizes of printed numbers in CSS px by class (heatmap.css), for numbers drawn on a canvas. */
 const FONT_PX = { normal: 13.5, small: 11.5, tiny: 10 } as const;
-/** The geometry each cell was last drawn with ('large', or the cell size of a printed map). */
+/** The geometry each cell was last drawn with ('grid' units, or the cell size of a printed map). */
 const drawnGeometry = new WeakMap<Element, string>();
 /** The page's font family (read once: every heatmap inherits it from the root). */
 let pageFont = '';
@@ -103,6 +106,10 @@ export class Heatmap {
   onCellFocus: ((cell: [number, number] | null) => void) | null = null;
   /** Printed maps draw colours and numbers on the canvas too (see the file's comment). */
   private readonly canvasNumbers: boolean;
+  /** Set while parts() draws a canvas map as vector cells for export. */
+  private vector = false;
+  /** A canvas map's tick labels as HTML (heatmap-ticks.ts). */
+  private readonly htmlTicks = new TickLayer();
 
   constructor(testId: string, opts: { canvasNumbers?: boolean; steadyBox?: boolean } = {}) {
     this.canvasNumbers = opts.canvasNumbers ?? false;
@@ -117,6 +124,7 @@ export class Heatmap {
     this.el.append(plot);
     this.svg = select(this.frame).append('svg').attr('class', 'heatmap-svg').attr('role', 'group');
     this.box = new HeatmapBox(this.frame, this.svg.node()!, opts.steadyBox ?? false);
+    if (this.canvasNumbers) this.frame.append(this.htmlTicks.el);
     const defs = this.svg.append('defs');
     hatchPattern(defs, `${this.id}-hatch`);
     this.svg.append('g').attr('class', 'axes');
@@ -142,8 +150,18 @@ export class Heatmap {
     }
   }
 
-  /** The chart's SVG elements (plot, then legend), for export. */
+  /**
+   * The chart's SVG elements (plot, then legend), for export, read synchronously by the caller.
+   * A canvas map is drawn as vector cells and text for it (as for print), and back on the canvas
+   * in a microtask, before the page is painted again.
+   */
   parts(): SVGSVGElement[] {
+    if (this.canvasNumbers && this.spec && !this.vector) {
+      this.vector = true;
+      this.update(this.spec);
+      this.vector = false;
+      queueMicrotask(() => this.redraw());
+    }
     return [this.svg.node()!, this.legend.node()!];
   }
 
@@ -188,10 +206,15 @@ export class Heatmap {
     const showText = showsText(rows, cols) && CELL >= TEXT_CELL && font !== 'none';
     // Too large to print numbers: colours go on one canvas (heatmap-field.ts) and the cells,
     // transparent, sit in grid units in one scaled group, so a new cell size or new values
-    // rewrite no cell geometry and repaint no cell.
+    // rewrite no cell geometry and repaint no cell. A canvas map (canvasNumbers) draws its
+    // printed cells on a canvas too and keeps its cells in grid units the same way: a shape
+    // slider then rewrites one transform, not every cell's (native/bench/NOTES.md, "Sliders,
+    // twelfth pass").
     const large = !showsText(rows, cols);
-    const printedCanvas = this.canvasNumbers && !large && !isPrinting();
-    if (this.canvasNumbers && !large) watchCanvasMap(this);
+    const onCanvas = this.canvasNumbers && !isPrinting() && !this.vector;
+    const printedCanvas = onCanvas && !large;
+    const grid = large || printedCanvas;
+    if (this.canvasNumbers) watchCanvasMap(this);
     const width = LEFT + cols * CELL + PAD;
     const height = TOP + rows * CELL + PAD;
     this.focus = [Math.min(this.focus[0], rows - 1), Math.min(this.focus[1], cols - 1)];
@@ -199,16 +222,19 @@ export class Heatmap {
     // Written only when changed: any attribute write on the <svg> (even the same value)
     // makes the browser re-lay-out and repaint the whole map.
     const root = this.svg.node()!;
-    this.box.size(width, height, avail);
+    const scale = this.box.size(width, height, avail);
     setAttr(root, 'aria-label', spec.label);
     if (root.classList.contains('small-text') !== (font === 'small')) root.classList.toggle('small-text', font === 'small');
     if (root.classList.contains('tiny-text') !== (font === 'tiny')) root.classList.toggle('tiny-text', font === 'tiny');
     if (root.classList.contains('large') !== large) root.classList.toggle('large', large);
     if (root.classList.contains('canvas-numbers') !== printedCanvas) root.classList.toggle('canvas-numbers', printedCanvas);
+    if (root.classList.contains('html-ticks') !== onCanvas) root.classList.toggle('html-ticks', onCanvas);
+    this.htmlTicks.show(onCanvas);
+    if (onCanvas) this.htmlTicks.draw({ rows, cols, cell: CELL, left: LEFT, top: TOP, scale });
     setAttr(root, 'data-rows', String(rows));
     setAttr(root, 'data-cols', String(cols));
 
-    this.drawAxes(rows, cols, spec);
+    this.drawAxes(rows, cols, spec, !onCanvas);
 
     const cells: Cell[] = [];
     for (let i = 0; i < rows; i++)
@@ -219,19 +245,19 @@ export class Heatmap {
     const self = this;
     const groupNode = this.svg.select<SVGGElement>('g.cells').node()!;
     if (large || printedCanvas) this.field ??= new ColourField(root, groupNode, hatch);
-    if (large) {
+    if (grid) {
       setAttr(groupNode, 'transform', `translate(${LEFT},${TOP}) scale(${CELL})`);
     } else if (groupNode.hasAttribute('transform')) {
       groupNode.removeAttribute('transform');
     }
-    this.field?.show(large || printedCanvas);
+    this.field?.show(grid);
     const printed: PrintedCell[] = new Array(printedCanvas ? rows * cols : 0);
     const nodes = joinCells(groupNode, cells, rows, cols, () => this.makeCell());
 
     // Only what changed is written: a dragged slider changes values, rarely the layout.
     const cellSize = String(CELL - 2);
     const mid = String((CELL - 2) / 2);
-    const geometry = large ? 'large' : String(CELL);
+    const geometry = grid ? 'grid' : String(CELL);
     const active = document.activeElement;
     let labelsDue = false;
     const drawCell = function (this: SVGGElement, d: Cell) {
@@ -253,21 +279,28 @@ export class Heatmap {
         drawnGeometry.set(this, geometry);
         setAttr(this, 'data-i', String(d.i));
         setAttr(this, 'data-j', String(d.j));
-        if (large) {
-          // Grid units in the scaled group: the same attributes whatever the cell size.
-          setAttr(this, 'transform', `translate(${d.j},${d.i})`);
+        if (grid) {
+          // Grid units in the scaled group: the same attributes whatever the cell size. The
+          // rect's x and y, not a transform per cell: each transform is a paint property node
+          // of its own, and 640 of them cost chapter 9's maps ~1 ms of paint and layerize per
+          // input (native/bench/NOTES.md, "Sliders, twelfth pass").
+          if (this.hasAttribute('transform')) this.removeAttribute('transform');
+          setAttr(rect, 'x', String(d.j));
+          setAttr(rect, 'y', String(d.i));
           setAttr(rect, 'width', '1');
           setAttr(rect, 'height', '1');
           // Square: rx = 3 on a 1 x 1 rect would round it to a circle (outlines, and a
           // fifth of the cell missing the pointer: reviewer).
           setAttr(rect, 'rx', '0');
-          setOwnAttr(rect, 'fill', 'transparent');
+          // No fill (the canvas paints it; heatmap.css keeps the rect under the pointer): a
+          // transparent fill was still painted and layerized, cell by cell.
+          setOwnAttr(rect, 'fill', 'none');
           if (rect.classList.contains('masked')) rect.classList.remove('masked');
           setText(text, '');
-          setOwnAttr(this, 'data-fill', null);
-          setOwnAttr(this, 'data-ink', null);
         } else {
           setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
+          setAttr(rect, 'x', '0');
+          setAttr(rect, 'y', '0');
           setAttr(rect, 'rx', '3');
           setAttr(rect, 'width', cellSize);
           setAttr(rect, 'height', cellSize);
@@ -277,25 +310,16 @@ export class Heatmap {
       }
       if (large) return;
       const value = fillOf(d.value);
-      if (rect.classList.contains('masked') !== d.masked) rect.classList.toggle('masked', d.masked);
       const shown = !showText || d.masked ? '' : fixed(d.value, spec.decimals);
-      setText(text, shown);
       if (printedCanvas) {
-        // The canvas paints fill and number; the rect stays for outlines and the pointer, the
-        // text (not rendered, heatmap.css) keeps the number for readers of the DOM and export.
-        setOwnAttr(rect, 'fill', d.masked ? hatch : 'transparent');
-        setOwnAttr(this, 'data-fill', value.fill);
-        setOwnAttr(this, 'data-ink', value.ink);
+        // The canvas paints fill, number and hatch; the cell keeps its label and the pointer.
         printed[d.i * cols + d.j] = { fill: value.fill, ink: value.ink, text: shown, masked: d.masked };
         return;
       }
+      if (rect.classList.contains('masked') !== d.masked) rect.classList.toggle('masked', d.masked);
+      setText(text, shown);
       setOwnAttr(rect, 'fill', d.masked ? hatch : value.fill);
       setOwnAttr(text, 'fill', d.masked ? 'currentColor' : value.ink);
-      // A canvas map drawn as SVG (print): its canvas colours would be stale.
-      if (self.canvasNumbers) {
-        setOwnAttr(this, 'data-fill', null);
-        setOwnAttr(this, 'data-ink', null);
-      }
     };
     for (let k = 0; k < nodes.length; k++) drawCell.call(nodes[k]!, cells[k]!);
 
@@ -354,12 +378,13 @@ export class Heatmap {
     return d.masked ? `${this.spec.maskedText} (${fixed(d.value, this.spec.decimals)})` : fixed(d.value, this.spec.decimals);
   }
 
-  private drawAxes(rows: number, cols: number, spec: HeatmapSpec): void {
+  /** The axes; `ticks` false leaves the SVG tick labels as they are (hidden: the HTML ones are shown). */
+  private drawAxes(rows: number, cols: number, spec: HeatmapSpec, ticks: boolean): void {
     const CELL = this.cell;
-    const key = [rows, cols, CELL, spec.rowAxis, spec.colAxis].join('\u0000');
+    const key = [rows, cols, CELL, spec.rowAxis, spec.colAxis, ticks].join('\u0000');
     if (key === this.axesKey) return;
     this.axesKey = key;
-    drawAxes(this.svg.select<SVGGElement>('g.axes').node()!, { rows, cols, cell: CELL, left: LEFT, top: TOP, rowAxis: spec.rowAxis, colAxis: spec.colAxis });
+    drawAxes(this.svg.select<SVGGElement>('g.axes').node()!, { rows, cols, cell: CELL, left: LEFT, top: TOP, rowAxis: spec.rowAxis, colAxis: spec.colAxis, ticks });
   }
 
   private showTooltip(d: Cell): void {
