@@ -212,3 +212,32 @@ TEST_CASE("core neg_sq: a row's entries that did not take the tied split are sti
     CHECK(std::abs(double(gt.dQ(0, 1)) - 5.11968409e-18) <= 1e-5 * 5.11968409e-18);
   }
 }
+
+TEST_CASE("core and tiled neg_sq: dQ is exactly 0 where every visible key is the same, at 0 or beside masked far keys",
+          "[faults][reliability][score]") {
+  // negative squared Euclidean's plain sum runs over the keys centred on their mean (masked keys
+  // included), so keys tied at 0 are not 0 there: tied_groups skipped zero keys, the rows kept
+  // the centred sum and its r qc term, and float dQ was 327.75 (keys at 0 beside a masked key
+  // at (1e3, -1e3), |q| ~ 1e3, dO ~ 1e6) where it is exactly 0; every key equal (centred keys
+  // exactly 0, both bounds 0) kept the term too: 312.875. The weights do not depend on the
+  // query: dQ = 0 in the double core, the float core and the tiled path (key blocks 1 to 3).
+  detail::Rng rng(20261212);
+  for (int n = 0; n < 120; ++n) {
+    const Eigen::Index L_q = 1 + Eigen::Index(rng.uniform() * 4), visible = 2 + Eigen::Index(rng.uniform() * 5),
+                       masked = Eigen::Index(rng.uniform() * 3), d = 1 + Eigen::Index(rng.uniform() * 4);
+    auto c = qktest::score_config("neg_sq_euclidean", std::pow(10.0, -2 * rng.uniform()));
+    // Every third shape with its visible keys at 0; the others at one random key.
+    const Matrix key = n % 3 == 0 ? Matrix::Zero(1, d) : qktest::randn<float>(rng, 1, d, std::pow(10.0, 6 * rng.uniform()));
+    Matrix K(visible + masked, d);
+    for (Eigen::Index j = 0; j < visible; ++j) K.row(j) = key;
+    if (masked) {
+      K.bottomRows(masked) = qktest::randn<float>(rng, masked, d, std::pow(10.0, 9 * rng.uniform()));
+      c.mask.key_length = visible;
+    }
+    const Matrix Q = qktest::randn<float>(rng, L_q, d, std::pow(10.0, 3 * rng.uniform()));
+    const Matrix V = qktest::randn<float>(rng, visible + masked, 2, std::pow(10.0, 6 * rng.uniform()));
+    const Matrix dO = qktest::randn<float>(rng, L_q, 2, std::pow(10.0, 6 * rng.uniform()));
+    CAPTURE(n, L_q, visible, masked, d, c.temperature, key);
+    check_dQ_zero(c, Q, K, V, dO);
+  }
+}

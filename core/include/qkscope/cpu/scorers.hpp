@@ -228,7 +228,7 @@ struct DotScorer {
       for (Eigen::Index i = 0; i < n; ++i) {
         const Eigen::Index r = rows[std::size_t(i)];
         for (Eigen::Index c = 0; c < d; ++c)
-          if (split_bound(i, c) < plain_bound(i, c)) {
+          if (split_bound(i, c) <= plain_bound(i, c)) {  // the split on a tie, as dS_times_keys
             split_mask[std::size_t(r * d + c)] = 1;
             const double o = c < d_raw ? own[std::size_t(i * d_raw + c)] : 0.0;
             const bool keeps = std::abs(o) > 0x1p12 * eps * (c < d_raw ? own_abs[std::size_t(i * d_raw + c)] : 0.0);

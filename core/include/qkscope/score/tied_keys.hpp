@@ -29,14 +29,18 @@
 namespace qkscope::score {
 
 /// Groups of tied keys: group[j] = the lowest index of the keys equal to key j
-/// where at least two keys are equal, else -1; empty where no key ties. Zero keys (both sums
-/// are then the same) and keys with a non-finite entry are never in a group.
+/// where at least two keys are equal, else -1; empty where no key ties. Keys with a non-finite
+/// entry are never in a group, nor are zero keys unless zero_ties: where the plain sum runs over
+/// K itself, both sums are then the same; where it runs over shifted keys (negative squared
+/// Euclidean's centred keys, dS_times_keys' plain_keys), zero keys are not zero there, and keys
+/// tied at 0 beside a far key kept the centred sum: every visible key at 0 gave a float dQ of
+/// 327.75 where it is exactly 0 (|q| ~ 1e3, dO ~ 1e6; the r qc term of a row that did not split).
 /// Keys are hashed into an open-addressed table, O(L_k d) expected: every 64-bit word goes
 /// through splitmix64's finaliser first, since a plain FNV-style fold left keys that differ
 /// only in sign (entries +-1) in neighbouring slots and the probing quadratic (4096 keys:
 /// 105-188 ms; review). -0 hashes as 0, since -0 == 0 ties as well. Scalar loops: wasm size.
 template <class T>
-EIGEN_DONT_INLINE std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
+EIGEN_DONT_INLINE std::vector<Eigen::Index> tied_groups(const Mat<T>& K, bool zero_ties = false) {
   const Eigen::Index n = K.rows(), d = K.cols();
   const std::size_t slots = 2 * std::size_t(n) + 1;
   std::vector<Eigen::Index> table(slots, -1), group(std::size_t(n), -1);
@@ -57,7 +61,7 @@ EIGEN_DONT_INLINE std::vector<Eigen::Index> tied_groups(const Mat<T>& K) {
       w ^= w >> 30, w *= 0xBF58476D1CE4E5B9ull, w ^= w >> 27, w *= 0x94D049BB133111EBull, w ^= w >> 31;
       h = (h ^ w) * 0x100000001B3ull;
     }
-    if (!finite || !nonzero) continue;
+    if (!finite || (!nonzero && !zero_ties)) continue;
     for (std::size_t s = std::size_t(h % slots);; s = (s + 1) % slots) {
       const Eigen::Index k = table[s];
       if (k < 0) {
@@ -123,7 +127,7 @@ EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const 
   const Mat<T>& Kp = plain_keys ? *plain_keys : K;
   Mat<T> out = dS * Kp;
   if (split_mask) split_mask->assign(std::size_t(dS.rows() * K.cols()), 0);
-  const std::vector<Eigen::Index> group = tied_groups(K);
+  const std::vector<Eigen::Index> group = tied_groups(K, plain_keys != nullptr);
   if (group.empty()) return out;
   const Eigen::Index L_q = dS.rows(), L_k = K.rows();
   const Eigen::Index zero = 0;
@@ -134,7 +138,9 @@ EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const 
     ref[std::size_t(i)] = tied_reference(dS.data() + i * L_k, all, group, weight, R(i), L_k);  // row-major
   // Per row with a reference: the split sum_j dS_ij (k_jc - k_ref,c) (the reference group's
   // terms exactly 0) and both bounds, sum_j |dS_ij| |kp_jc| and sum_j |dS_ij| |k_jc - k_ref,c|;
-  // per entry the sum of the smaller bound. Scalar loops, keys outer and entries inner: the
+  // per entry the sum of the smaller bound, the split on a tie: where every key is the same and
+  // the plain form's keys are 0 there (neg_sq's centred keys), both bounds are 0 and only the
+  // split drops the row's r qc term (float dQ 312.875 where it is 0). Scalar loops, keys outer and entries inner: the
   // tiled scorer's GEMMs per reference took 1.8 KB more of the tutorial's wasm budget
   // (native/bench/NOTES.md); this form costs every-key-tied calls about one more scalar
   // (L_q, L_k, d) product, and random keys nothing.
@@ -157,7 +163,7 @@ EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const 
       }
     }
     for (Eigen::Index c = 0; c < d; ++c)
-      if (const double* e = &acc[std::size_t(3 * c)]; e[2] < e[1]) {
+      if (const double* e = &acc[std::size_t(3 * c)]; e[2] <= e[1]) {
         out(i, c) = T(e[0]);
         if (split_mask) (*split_mask)[std::size_t(i * d + c)] = 1;
       }
