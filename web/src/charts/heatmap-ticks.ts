@@ -1,23 +1,26 @@
 /**
- * A canvas map's tick labels as HTML (heatmap.ts, `canvasNumbers`): one <span> per row and
- * column over the <svg>, placed by a CSS transform. Moving a span by its transform needs no
- * layout, and its text ("1", "2", ...) never changes, so a shape slider lays out only the ticks
- * it adds. As SVG <text>, every tick was laid out again on each input of chapter 9's L slider,
+ * A canvas map's tick labels as a layer over its <svg> (heatmap.ts, `canvasNumbers`): one
+ * small <svg> per label, holding one <text> drawn as heatmap-axes.ts draws the map's own ticks
+ * (same class, anchor and baseline, so the same font and place in every language), and moved
+ * by a CSS transform. A transform on an element of the page needs no layout, and the label
+ * ("1", "2", ...) never changes, so a shape slider lays out only the labels it adds. As <text>s
+ * of the map's <svg>, every tick was laid out again on each input of chapter 9's L slider,
  * whose cell size moves them all (~2 ms of the frame in a trace: native/bench/NOTES.md,
- * "Sliders, twelfth pass"). Print and export draw the map as vector cells and SVG ticks again
- * (heatmap-axes.ts); these spans are hidden then. They are aria-hidden: each cell's label names
- * its row and column already.
+ * "Sliders, twelfth pass"). (HTML spans placed by a fixed baseline offset sat 4 px low in
+ * Chinese, where the line box takes its height from the CJK font: review.) Shown only while the
+ * map is drawn at its own size: print, export and a map scaled down to fit draw the SVG ticks.
+ * aria-hidden: each cell's label names its row and column already.
  */
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
 
 export interface TickGeometry {
   rows: number;
   cols: number;
-  /** Cell size and the grid's top-left corner, in the SVG's user units. */
+  /** Cell size and the grid's top-left corner, in CSS px (the map drawn at its own size). */
   cell: number;
   left: number;
   top: number;
-  /** CSS px per user unit (below 1 where the <svg> is scaled down to fit its element). */
-  scale: number;
 }
 
 export class TickLayer {
@@ -31,9 +34,7 @@ export class TickLayer {
     this.el.className = 'heatmap-ticks';
     this.el.setAttribute('aria-hidden', 'true');
     this.colTicks = document.createElement('div');
-    this.colTicks.className = 'cols';
     this.rowTicks = document.createElement('div');
-    this.rowTicks.className = 'rows';
     this.el.append(this.colTicks, this.rowTicks);
     this.el.hidden = true;
   }
@@ -44,31 +45,34 @@ export class TickLayer {
   }
 
   /**
-   * Places the ticks as heatmap-axes.ts places the SVG ones: column labels centred above their
-   * columns with their baseline 10 units above the grid, row labels ending 10 units left of it,
-   * centred on their rows.
+   * Places the labels where heatmap-axes.ts puts the SVG ones: column labels centred on their
+   * columns with their baseline 10 px above the grid, row labels ending 10 px left of it,
+   * centred on their rows (dy 0.35em).
    */
   draw(g: TickGeometry): void {
-    const key = `${g.rows},${g.cols},${g.cell},${g.left},${g.top},${g.scale}`;
+    const key = `${g.rows},${g.cols},${g.cell},${g.left},${g.top}`;
     if (key === this.drawn) return;
     this.drawn = key;
-    const zoom = `scale(${g.scale})`;
-    if (this.el.style.transform !== zoom) this.el.style.transform = zoom;
-    ticks(this.colTicks, g.cols, (j) => `translate(${g.left + j * g.cell + g.cell / 2}px,${g.top - 10}px)`);
-    ticks(this.rowTicks, g.rows, (i) => `translate(${g.left - 10}px,${g.top + i * g.cell + g.cell / 2}px)`);
+    ticks(this.colTicks, g.cols, 'middle', (j) => `translate(${g.left + j * g.cell + g.cell / 2}px,${g.top - 10}px)`);
+    ticks(this.rowTicks, g.rows, 'end', (i) => `translate(${g.left - 10}px,${g.top + i * g.cell + g.cell / 2}px)`);
   }
 }
 
-/** Keeps `n` spans labelled 1..n in `box` (adding or removing at the end) and moves each to `at(k)`. */
-function ticks(box: HTMLElement, n: number, at: (k: number) => string): void {
+/** Keeps `n` labels 1..n in `box` (adding or removing at the end) and moves each to `at(k)`. */
+function ticks(box: HTMLElement, n: number, anchor: 'middle' | 'end', at: (k: number) => string): void {
   while (box.childElementCount > n) box.lastElementChild!.remove();
   while (box.childElementCount < n) {
-    const s = document.createElement('span');
-    s.textContent = String(box.childElementCount + 1);
-    box.append(s);
+    const svg = document.createElementNS(SVG_NS, 'svg');
+    const text = document.createElementNS(SVG_NS, 'text');
+    text.setAttribute('class', 'tick');
+    text.setAttribute('text-anchor', anchor);
+    if (anchor === 'end') text.setAttribute('dy', '0.35em');
+    text.textContent = String(box.childElementCount + 1);
+    svg.append(text);
+    box.append(svg);
   }
   for (let k = 0; k < n; k++) {
-    const s = box.children[k] as HTMLElement;
+    const s = box.children[k] as SVGSVGElement;
     const t = at(k);
     if (s.style.transform !== t) s.style.transform = t;
   }

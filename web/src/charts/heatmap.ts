@@ -6,7 +6,7 @@
  * Colours, domain, legend ticks, which cells print numbers and keyboard movement come from
  * heatmap-scale.ts, shared with <qk-scope>'s grid; this file draws them as SVG (exportable).
  * A map built with `canvasNumbers` draws its printed cells' colours and numbers on a canvas
- * (heatmap-field.ts), its tick labels as HTML (heatmap-ticks.ts), and keeps unfilled SVG cells
+ * (heatmap-field.ts), its tick labels on a layer of their own (heatmap-ticks.ts), and keeps unfilled SVG cells
  * in grid units for focus, hover and labels only: its sliders change every number and the cell
  * size at once, which as SVG text and geometry cost a relayout of every cell and tick. Its
  * export (parts) draws it as vector cells and text, as for print.
@@ -108,7 +108,7 @@ export class Heatmap {
   private readonly canvasNumbers: boolean;
   /** Set while parts() draws a canvas map as vector cells for export. */
   private vector = false;
-  /** A canvas map's tick labels as HTML (heatmap-ticks.ts). */
+  /** A canvas map's tick labels as a layer over its <svg> (heatmap-ticks.ts). */
   private readonly htmlTicks = new TickLayer();
 
   constructor(testId: string, opts: { canvasNumbers?: boolean; steadyBox?: boolean } = {}) {
@@ -228,13 +228,16 @@ export class Heatmap {
     if (root.classList.contains('tiny-text') !== (font === 'tiny')) root.classList.toggle('tiny-text', font === 'tiny');
     if (root.classList.contains('large') !== large) root.classList.toggle('large', large);
     if (root.classList.contains('canvas-numbers') !== printedCanvas) root.classList.toggle('canvas-numbers', printedCanvas);
-    if (root.classList.contains('html-ticks') !== onCanvas) root.classList.toggle('html-ticks', onCanvas);
-    this.htmlTicks.show(onCanvas);
-    if (onCanvas) this.htmlTicks.draw({ rows, cols, cell: CELL, left: LEFT, top: TOP, scale });
+    // The tick layer only at the map's own size: a map scaled down to fit keeps its SVG ticks,
+    // which scale with it (the layer would need the fractional scale the <svg> is drawn at).
+    const layerTicks = onCanvas && scale === 1;
+    if (root.classList.contains('html-ticks') !== layerTicks) root.classList.toggle('html-ticks', layerTicks);
+    this.htmlTicks.show(layerTicks);
+    if (layerTicks) this.htmlTicks.draw({ rows, cols, cell: CELL, left: LEFT, top: TOP });
     setAttr(root, 'data-rows', String(rows));
     setAttr(root, 'data-cols', String(cols));
 
-    this.drawAxes(rows, cols, spec, !onCanvas);
+    this.drawAxes(rows, cols, spec, !layerTicks);
 
     const cells: Cell[] = [];
     for (let i = 0; i < rows; i++)
