@@ -23,7 +23,7 @@ import { type Palette, colour, colourRgb, extentOf, moveFocus, showsText } from 
 import { HeatmapLegend } from './heatmap-legend';
 import { HeatmapBox } from './heatmap-box';
 import { LabelPass } from './heatmap-labels';
-import { joinCells } from './heatmap-cells';
+import { joinCells, placeCell } from './heatmap-cells';
 import { ColourField, type PrintedCell } from './heatmap-field';
 import { drawAxes } from './heatmap-axes';
 import { TickLayer } from './heatmap-ticks';
@@ -74,8 +74,6 @@ const TOP = 44;
 const PAD = 6;
 /** Font sizes of printed numbers in CSS px by class (heatmap.css), for numbers drawn on a canvas. */
 const FONT_PX = { normal: 13.5, small: 11.5, tiny: 10 } as const;
-/** The geometry each cell was last drawn with ('grid' units, or the cell size of a printed map). */
-const drawnGeometry = new WeakMap<Element, string>();
 /** The page's font family (read once: every heatmap inherits it from the root). */
 let pageFont = '';
 let uid = 0;
@@ -258,9 +256,6 @@ export class Heatmap {
     const nodes = joinCells(groupNode, cells, rows, cols, () => this.makeCell());
 
     // Only what changed is written: a dragged slider changes values, rarely the layout.
-    const cellSize = String(CELL - 2);
-    const mid = String((CELL - 2) / 2);
-    const geometry = grid ? 'grid' : String(CELL);
     const active = document.activeElement;
     let labelsDue = false;
     const drawCell = function (this: SVGGElement, d: Cell) {
@@ -274,44 +269,10 @@ export class Heatmap {
       // Labels after the frame (heatmap-labels.ts), the focused cell's now.
       if (this === active) setOwnAttr(this, 'aria-label', spec.cellLabel(d.i + 1, d.j + 1, self.valueText(d)));
       else labelsDue = true;
+      placeCell(this, d.i, d.j, grid ? null : { cell: CELL, left: LEFT, top: TOP });
+      if (large) return;
       const rect = this.firstElementChild as SVGRectElement;
       const text = rect.nextElementSibling as SVGTextElement;
-      // A cell keeps its (i, j) (the join is keyed by them): its geometry depends only on the
-      // mode and the cell size, so it is written when they change, not checked on every input.
-      if (drawnGeometry.get(this) !== geometry) {
-        drawnGeometry.set(this, geometry);
-        setAttr(this, 'data-i', String(d.i));
-        setAttr(this, 'data-j', String(d.j));
-        if (grid) {
-          // Grid units in the scaled group: the same attributes whatever the cell size. The
-          // rect's x and y, not a transform per cell: each transform is a paint property node
-          // of its own, and 640 of them cost chapter 9's maps ~1 ms of paint and layerize per
-          // input (native/bench/NOTES.md, "Sliders, twelfth pass").
-          if (this.hasAttribute('transform')) this.removeAttribute('transform');
-          setAttr(rect, 'x', String(d.j));
-          setAttr(rect, 'y', String(d.i));
-          setAttr(rect, 'width', '1');
-          setAttr(rect, 'height', '1');
-          // Square: rx = 3 on a 1 x 1 rect would round it to a circle (outlines, and a
-          // fifth of the cell missing the pointer: reviewer).
-          setAttr(rect, 'rx', '0');
-          // No fill (the canvas paints it; heatmap.css keeps the rect under the pointer): a
-          // transparent fill was still painted and layerized, cell by cell.
-          setOwnAttr(rect, 'fill', 'none');
-          if (rect.classList.contains('masked')) rect.classList.remove('masked');
-          setText(text, '');
-        } else {
-          setAttr(this, 'transform', `translate(${LEFT + d.j * CELL + 1},${TOP + d.i * CELL + 1})`);
-          setAttr(rect, 'x', '0');
-          setAttr(rect, 'y', '0');
-          setAttr(rect, 'rx', '3');
-          setAttr(rect, 'width', cellSize);
-          setAttr(rect, 'height', cellSize);
-          setAttr(text, 'x', mid);
-          setAttr(text, 'y', mid);
-        }
-      }
-      if (large) return;
       const value = fillOf(d.value);
       const shown = !showText || d.masked ? '' : fixed(d.value, spec.decimals);
       if (printedCanvas) {
