@@ -16,7 +16,7 @@ export interface AxesGeometry {
   top: number;
   rowAxis: string;
   colAxis: string;
-  /** False: the tick labels are left as they are (a canvas map shows HTML ones: heatmap-ticks.ts). */
+  /** False: the tick labels are left as they are (a canvas map shows its tick layer: heatmap-ticks.ts). */
   ticks?: boolean;
 }
 

@@ -107,7 +107,7 @@ export class Heatmap {
   /** Set while parts() draws a canvas map as vector cells for export. */
   private vector = false;
   /** A canvas map's tick labels as a layer over its <svg> (heatmap-ticks.ts). */
-  private readonly htmlTicks = new TickLayer();
+  private readonly tickLayer = new TickLayer();
 
   constructor(testId: string, opts: { canvasNumbers?: boolean; steadyBox?: boolean } = {}) {
     this.canvasNumbers = opts.canvasNumbers ?? false;
@@ -122,7 +122,7 @@ export class Heatmap {
     this.el.append(plot);
     this.svg = select(this.frame).append('svg').attr('class', 'heatmap-svg').attr('role', 'group');
     this.box = new HeatmapBox(this.frame, this.svg.node()!, opts.steadyBox ?? false);
-    if (this.canvasNumbers) this.frame.append(this.htmlTicks.el);
+    if (this.canvasNumbers) this.frame.append(this.tickLayer.el);
     const defs = this.svg.append('defs');
     hatchPattern(defs, `${this.id}-hatch`);
     this.svg.append('g').attr('class', 'axes');
@@ -229,9 +229,9 @@ export class Heatmap {
     // The tick layer only at the map's own size: a map scaled down to fit keeps its SVG ticks,
     // which scale with it (the layer would need the fractional scale the <svg> is drawn at).
     const layerTicks = onCanvas && scale === 1;
-    if (root.classList.contains('html-ticks') !== layerTicks) root.classList.toggle('html-ticks', layerTicks);
-    this.htmlTicks.show(layerTicks);
-    if (layerTicks) this.htmlTicks.draw({ rows, cols, cell: CELL, left: LEFT, top: TOP });
+    if (root.classList.contains('layer-ticks') !== layerTicks) root.classList.toggle('layer-ticks', layerTicks);
+    this.tickLayer.show(layerTicks);
+    if (layerTicks) this.tickLayer.draw({ rows, cols, cell: CELL, left: LEFT, top: TOP });
     setAttr(root, 'data-rows', String(rows));
     setAttr(root, 'data-cols', String(cols));
 
@@ -245,7 +245,7 @@ export class Heatmap {
     const hatch = `url(#${this.id}-hatch)`;
     const self = this;
     const groupNode = this.svg.select<SVGGElement>('g.cells').node()!;
-    if (large || printedCanvas) this.field ??= new ColourField(root, groupNode, hatch);
+    if (grid) this.field ??= new ColourField(root, groupNode, hatch);
     if (grid) {
       setAttr(groupNode, 'transform', `translate(${LEFT},${TOP}) scale(${CELL})`);
     } else if (groupNode.hasAttribute('transform')) {
@@ -342,7 +342,7 @@ export class Heatmap {
     return d.masked ? `${this.spec.maskedText} (${fixed(d.value, this.spec.decimals)})` : fixed(d.value, this.spec.decimals);
   }
 
-  /** The axes; `ticks` false leaves the SVG tick labels as they are (hidden: the HTML ones are shown). */
+  /** The axes; `ticks` false leaves the SVG tick labels as they are (hidden: the tick layer is shown). */
   private drawAxes(rows: number, cols: number, spec: HeatmapSpec, ticks: boolean): void {
     const CELL = this.cell;
     const key = [rows, cols, CELL, spec.rowAxis, spec.colAxis, ticks].join('\u0000');
