@@ -161,7 +161,8 @@ Parsed parse_options(const val& opts) {
   p.Q = to_matrix(opts["query"], "query");
   p.K = to_matrix(opts["key"], "key");
   p.V = to_matrix(opts["value"], "value");
-  const ScoreShape shape = detail::check_inputs(p.Q, p.K, p.V);
+  // to_matrix required finite entries; the core's own check_inputs runs again in every path.
+  const ScoreShape shape = detail::check_input_shapes(p.Q, p.K, p.V);
 
   const std::uint64_t seed = read_seed(opts["seed"], "seed");
   std::optional<Eigen::Index> hidden;

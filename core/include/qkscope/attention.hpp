@@ -77,14 +77,22 @@ struct AttentionGrads {
 
 namespace detail {
 
+/// The shape checks of check_inputs alone, for callers whose readers already required finite
+/// entries (wasm/src/convert.hpp): a second scan of Q, K and V costs more than it checks.
 template <class T>
-ScoreShape check_inputs(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
+ScoreShape check_input_shapes(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
   require_nonempty(Q, "query");
   require_nonempty(K, "key");
   require_nonempty(V, "value");
   require(V.rows() == K.rows(), [&] {
     return "value must have L_k = " + std::to_string(K.rows()) + " rows (one per key), got shape " + shape_of(V);
   });
+  return {Q.rows(), K.rows(), Q.cols(), K.cols()};
+}
+
+template <class T>
+ScoreShape check_inputs(const Mat<T>& Q, const Mat<T>& K, const Mat<T>& V) {
+  check_input_shapes(Q, K, V);
   require_finite(Q, "query");
   require_finite(K, "key");
   require_finite(V, "value");

@@ -6,16 +6,22 @@
 // (core/reference/tolerance.hpp; the bar is naive math in float).
 //   gemm_f32 vs a double product (bar: the same product by plain float loops)
 //   attention_forward<float> vs reference::attention<double> (bar: reference<float>)
+//   the row pass's SIMD pieces (cpu/wasm_exp.hpp) on edge values: exp_array and exp_shift_sum
+//   give std::exp bit for bit outside [-87, 88] (NaN, -inf, denormal results) and at most
+//   1.2e-7 relative error inside; max_array is the scalar max for every length and position
 // The backward reaches these products only through the recomputed S (tests/wasm/tiled.test.mjs
 // covers attentionBackward at the module's tile shape).
 // (No threads in this build: the native suite checks 1 vs 3 threads bitwise; each work item
 // here sums in a fixed order whatever thread runs it.)
 // Prints one line per failure and exits 1 if any; run by tests/wasm/tiled-kernels.test.mjs.
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "qkscope/cpu/attention.hpp"
+#include "qkscope/cpu/wasm_exp.hpp"
 #include "qkscope/cpu/wasm_gemm.hpp"
 #include "qkscope/qkscope.hpp"
 #include "reference/reference.hpp"
@@ -62,6 +68,67 @@ void gemm_cases(detail::Rng& rng) {
           }
 }
 
+void fail_exp(const std::string& what) {
+  ++failures;
+  std::printf("FAIL %s\n", what.c_str());
+}
+
+/// One exp result against std::exp: the same bits outside [-87, 88] (and for NaN), else 1.2e-7.
+void check_exp(const std::string& what, float a, float got) {
+  ++checks;
+  const float want = std::exp(a);
+  const bool same = std::isnan(want) ? std::isnan(got) : got == want;
+  if (!(a >= -87.0f && a <= 88.0f)) {
+    if (!same) fail_exp(what + ": exp(" + std::to_string(a) + ") = " + std::to_string(got) + ", std::exp gives " + std::to_string(want));
+    return;
+  }
+  const double rel = std::abs(double(got) - std::exp(double(a))) / std::exp(double(a));
+  if (!(rel <= 1.2e-7)) fail_exp(what + ": exp(" + std::to_string(a) + ") off by " + std::to_string(rel) + " relative");
+}
+
+/// exp_array, exp_shift_sum and max_array on rows of every length 1..67 holding edge values at
+/// every position: the lanes the SIMD range tests send to std::exp, and in-range values.
+void row_pass_cases(detail::Rng& rng) {
+  const float ninf = -std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float edges[] = {-87.0f, -87.00001f, -87.5f, -100.0f, -103.9f, -104.0f, -150.0f, -1e30f, ninf, nan,
+                         88.0f, 88.00001f, 88.7f, 89.0f, 1e30f, 0.0f, -0.0f, 1e-40f};
+  for (int n = 1; n <= 67; ++n)
+    for (const float e : edges)
+      for (int pos = 0; pos < n; pos += (n > 9 ? 5 : 1)) {
+        std::vector<float> x(n);
+        for (float& v : x) v = float(rng.uniform() * 40.0 - 30.0);
+        x[pos] = e;
+        const std::string what = "n=" + std::to_string(n) + " pos=" + std::to_string(pos);
+        std::vector<float> y(n);
+        cpu::detail::exp_array(x.data(), y.data(), std::size_t(n));
+        for (int k = 0; k < n; ++k) check_exp("exp_array " + what, x[k], y[k]);
+        // max_array: the scalar max (NaN aside: it may be skipped, as documented).
+        if (!std::isnan(e)) {
+          ++checks;
+          float m = x[0];
+          for (float v : x) m = std::max(m, v);
+          if (cpu::detail::max_array(x.data(), std::size_t(n)) != m) fail_exp("max_array " + what);
+        }
+        // exp_shift_sum with the row max as the shift (its precondition) and tau = 1 or 1e-3:
+        // every entry is exp((x - m) / tau) of exp_array's kind, the sum within n ulps.
+        float m = x[0];
+        for (float v : x) m = std::max(m, v);
+        if (std::isnan(e) || m == ninf) continue;  // the forward skips rows whose max is -inf
+        for (const float inv_tau : {1.0f, 1000.0f}) {
+          std::vector<float> z = x;
+          const float s = cpu::detail::exp_shift_sum(z.data(), std::size_t(n), m, inv_tau);
+          double want_sum = 0;
+          for (int k = 0; k < n; ++k) {
+            const float a = (x[k] - m) * inv_tau;
+            check_exp("exp_shift_sum " + what, a, z[k]);
+            want_sum += double(z[k]);
+          }
+          ++checks;
+          if (!(std::abs(double(s) - want_sum) <= 1e-7 * n * want_sum)) fail_exp("exp_shift_sum's sum " + what);
+        }
+      }
+}
+
 struct Size {
   Eigen::Index L_q, L_k, d, d_v;
 };
@@ -94,8 +161,9 @@ void attention_cases(detail::Rng& rng) {
 }  // namespace
 
 int main() {
-  detail::Rng gemm_rng(11), attention_rng(12);
+  detail::Rng gemm_rng(11), attention_rng(12), row_rng(13);
   gemm_cases(gemm_rng);
+  row_pass_cases(row_rng);
   attention_cases(attention_rng);
   std::printf("%d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;

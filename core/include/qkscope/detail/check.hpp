@@ -70,18 +70,58 @@ void require_nonempty(const Eigen::EigenBase<Derived>& m, const char* name) {
 /// True when no x[0..n) is NaN or infinite (their exponent bits are all ones), for float or
 /// double. No branches, so that compilers vectorise the loop. Not inlined: one vectorised copy
 /// per type instead of one per caller (the tiled wasm module grew by 1.7 KB gzipped inlined).
+/// For float, the largest |x| bit pattern is kept instead (an and and an unsigned max per four
+/// lanes in wasm SIMD, against four operations; NOTES.md, issue 11, thirteenth session); wasm
+/// SIMD has no 64-bit max, so double keeps the flag form.
 template <class T>
 [[gnu::noinline]] bool all_finite(const T* x, std::size_t n) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  constexpr U e = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
-  U bad = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    U b;
-    std::memcpy(&b, x + k, sizeof b);
-    bad |= U((b & e) == e);
+  if constexpr (sizeof(T) == 4) {
+    std::uint32_t top = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::uint32_t b;
+      std::memcpy(&b, x + k, sizeof b);
+      b &= 0x7fffffffu;
+      top = b > top ? b : top;
+    }
+    return top < 0x7f800000u;
+  } else {
+    constexpr std::uint64_t e = 0x7ff0000000000000ull;
+    std::uint64_t bad = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::uint64_t b;
+      std::memcpy(&b, x + k, sizeof b);
+      bad |= std::uint64_t((b & e) == e);
+    }
+    return bad == 0;
   }
-  return bad == 0;
+}
+
+/// True when every x[0..n) is a normal number, infinite or NaN (none is 0 or subnormal: the
+/// exponent bits are never all zero). Branch-free, as all_finite; for float an unsigned min of
+/// the exponent bits.
+template <class T>
+[[gnu::noinline]] bool none_zero_or_subnormal(const T* x, std::size_t n) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  if constexpr (sizeof(T) == 4) {
+    std::uint32_t low = 0x7f800000u;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::uint32_t b;
+      std::memcpy(&b, x + k, sizeof b);
+      b &= 0x7f800000u;
+      low = b < low ? b : low;
+    }
+    return n == 0 || low != 0;
+  } else {
+    constexpr std::uint64_t e = 0x7ff0000000000000ull;
+    std::uint64_t bad = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::uint64_t b;
+      std::memcpy(&b, x + k, sizeof b);
+      bad |= std::uint64_t((b & e) == 0);
+    }
+    return bad == 0;
+  }
 }
 
 /// m.allFinite(), by the exponent-bit pass above for plain float / double matrices and
