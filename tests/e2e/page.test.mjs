@@ -266,6 +266,34 @@ test('heatmap cells are keyboard focusable with aria-label readouts and a toolti
   }
 });
 
+test('heatmap cells get their new aria-labels even when the browser renders no frame', async () => {
+  // The labels wait for the frame after an update (web/src/charts/heatmap-labels.ts). Headless
+  // Chromium on a loaded machine has stopped producing frames for seconds, and axe-core then
+  // found every cell unnamed; a timer bounds the wait. Here no frame callback ever runs.
+  const { page, problems, close } = await open();
+  try {
+    const cells = '[data-testid="heatmap-weights"] g.cell';
+    const before = await page.$$eval(cells, (gs) => gs.map((g) => g.getAttribute('aria-label')));
+    assert.ok(before.length > 1 && before.every((l) => l), 'every cell is labelled at load');
+    await page.evaluate(() => { window.requestAnimationFrame = () => 0; });
+    await page.locator('#fig1-tau').evaluate((el) => {
+      el.value = String(Number(el.min) + 0.4 * (Number(el.max) - Number(el.min)));
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    const changed = await page.$$eval(cells, (gs) => gs.map((g) => g.dataset.value));
+    await page.waitForTimeout(600);
+    const after = await page.$$eval(cells, (gs) => gs.map((g) => ({ label: g.getAttribute('aria-label'), value: Number(g.dataset.value) })));
+    assert.notDeepEqual(after.map((c) => c.label), before, 'the labels changed with the values');
+    for (const [k, c] of after.entries()) {
+      assert.equal(String(c.value), changed[k], 'values drawn by the input itself');
+      assert.ok(c.label?.includes(c.value.toFixed(4)), `cell ${k}: label "${c.label}" names its value ${c.value.toFixed(4)}`);
+    }
+    noProblems(problems);
+  } finally {
+    await close();
+  }
+});
+
 test('phone width: no horizontal page overflow; screenshot', async () => {
   const { page, problems, close } = await open('', PHONE);
   try {

@@ -4,10 +4,16 @@
  * building and writing them took ~2 ms of the ~6 ms of script per input of chapter 9's heads
  * slider (256 labels; native/bench/NOTES.md, "Sliders, tenth pass"). A cell that has focus is
  * labelled at once by the map, and a cell taking focus asks for the pass first (`flush`), so a
- * screen reader never reads an old value.
+ * screen reader never reads an old value. A timer bounds the wait: a browser that renders no
+ * frame for a while (headless Chromium on a loaded machine stalled for seconds, and axe-core
+ * then found every cell of the tutorial without a name) still gets the labels.
  */
+/** Labels are written at the latest this long after an update, frame or not (ms). */
+export const LABELS_LATEST_MS = 250;
+
 export class LabelPass {
   private due = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   /** A message posted from a frame callback arrives after that frame is painted. */
   private readonly channel = typeof MessageChannel === 'function' ? new MessageChannel() : null;
 
@@ -25,12 +31,16 @@ export class LabelPass {
       return;
     }
     requestAnimationFrame(() => this.channel!.port2.postMessage(null));
+    // Cleared by the flush after the frame, so an old timer never writes a later update's labels
+    // before its frame (a dragged slider would pay for them).
+    this.timer = setTimeout(() => this.flush(), LABELS_LATEST_MS);
   }
 
   /** Writes them now if a pass is due. */
   flush(): void {
     if (!this.due) return;
     this.due = false;
+    clearTimeout(this.timer);
     this.write();
   }
 }
