@@ -67,12 +67,25 @@ void require_nonempty(const Eigen::EigenBase<Derived>& m, const char* name) {
     fail(std::string(name) + " must be non-empty, got shape " + shape_of(m));
 }
 
+/// Whether some x[k] (double) has exponent bits equal to `bits` (all ones: inf or NaN; 0: zero or
+/// subnormal). Branch-free flags: wasm SIMD has no 64-bit max or min.
+inline bool any_exponent_bits(const double* x, std::size_t n, std::uint64_t bits) {
+  constexpr std::uint64_t e = 0x7ff0000000000000ull;
+  std::uint64_t hit = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::uint64_t b;
+    std::memcpy(&b, x + k, sizeof b);
+    hit |= std::uint64_t((b & e) == bits);
+  }
+  return hit != 0;
+}
+
 /// True when no x[0..n) is NaN or infinite (their exponent bits are all ones), for float or
 /// double. No branches, so that compilers vectorise the loop. Not inlined: one vectorised copy
 /// per type instead of one per caller (the tiled wasm module grew by 1.7 KB gzipped inlined).
 /// For float, the largest |x| bit pattern is kept instead (an and and an unsigned max per four
-/// lanes in wasm SIMD, against four operations; NOTES.md, issue 11, thirteenth session); wasm
-/// SIMD has no 64-bit max, so double keeps the flag form.
+/// lanes in wasm SIMD, against four operations; NOTES.md, issue 11, thirteenth session); double
+/// keeps the flag form (any_exponent_bits).
 template <class T>
 [[gnu::noinline]] bool all_finite(const T* x, std::size_t n) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
@@ -86,14 +99,7 @@ template <class T>
     }
     return top < 0x7f800000u;
   } else {
-    constexpr std::uint64_t e = 0x7ff0000000000000ull;
-    std::uint64_t bad = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      std::uint64_t b;
-      std::memcpy(&b, x + k, sizeof b);
-      bad |= std::uint64_t((b & e) == e);
-    }
-    return bad == 0;
+    return !any_exponent_bits(x, n, 0x7ff0000000000000ull);
   }
 }
 
@@ -113,14 +119,7 @@ template <class T>
     }
     return n == 0 || low != 0;
   } else {
-    constexpr std::uint64_t e = 0x7ff0000000000000ull;
-    std::uint64_t bad = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      std::uint64_t b;
-      std::memcpy(&b, x + k, sizeof b);
-      bad |= std::uint64_t((b & e) == 0);
-    }
-    return bad == 0;
+    return !any_exponent_bits(x, n, 0);
   }
 }
 
