@@ -266,13 +266,17 @@ test('heatmap cells are keyboard focusable with aria-label readouts and a toolti
   }
 });
 
-test('heatmap cells get their new aria-labels even when the browser renders no frame', async () => {
+test('heatmap cells get their new aria-labels even when no frame callback runs', async () => {
   // The labels wait for the frame after an update (web/src/charts/heatmap-labels.ts). Headless
   // Chromium on a loaded machine has stopped producing frames for seconds, and axe-core then
-  // found every cell unnamed; a timer bounds the wait. Here no frame callback ever runs.
+  // found every cell unnamed; a timer bounds the wait. Here no frame callback runs after the stub.
   const { page, problems, close } = await open();
   try {
     const cells = '[data-testid="heatmap-weights"] g.cell';
+    // A visible page (a hidden one writes labels at once), and no pass left pending from the load:
+    // one real frame, then a task.
+    assert.equal(await page.evaluate(() => document.visibilityState), 'visible');
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0))));
     const before = await page.$$eval(cells, (gs) => gs.map((g) => g.getAttribute('aria-label')));
     assert.ok(before.length > 1 && before.every((l) => l), 'every cell is labelled at load');
     await page.evaluate(() => { window.requestAnimationFrame = () => 0; });
@@ -280,14 +284,13 @@ test('heatmap cells get their new aria-labels even when the browser renders no f
       el.value = String(Number(el.min) + 0.4 * (Number(el.max) - Number(el.min)));
       el.dispatchEvent(new Event('input', { bubbles: true }));
     });
-    const changed = await page.$$eval(cells, (gs) => gs.map((g) => g.dataset.value));
-    await page.waitForTimeout(600);
-    const after = await page.$$eval(cells, (gs) => gs.map((g) => ({ label: g.getAttribute('aria-label'), value: Number(g.dataset.value) })));
-    assert.notDeepEqual(after.map((c) => c.label), before, 'the labels changed with the values');
-    for (const [k, c] of after.entries()) {
-      assert.equal(String(c.value), changed[k], 'values drawn by the input itself');
-      assert.ok(c.label?.includes(c.value.toFixed(4)), `cell ${k}: label "${c.label}" names its value ${c.value.toFixed(4)}`);
-    }
+    const values = await page.$$eval(cells, (gs) => gs.map((g) => Number(g.dataset.value)));
+    const labelled = (sel) => [...document.querySelectorAll(sel)].every((g) => g.getAttribute('aria-label')?.includes(Number(g.dataset.value).toFixed(4)));
+    await page.waitForFunction(labelled, cells, { timeout: 5000 }).catch(() => {});
+    const after = await page.$$eval(cells, (gs) => gs.map((g) => g.getAttribute('aria-label')));
+    assert.notDeepEqual(after, before, 'the labels changed with the values (drawn by the input itself)');
+    for (const [k, label] of after.entries())
+      assert.ok(label?.includes(values[k].toFixed(4)), `cell ${k}: label "${label}" names its value ${values[k].toFixed(4)}`);
     noProblems(problems);
   } finally {
     await close();

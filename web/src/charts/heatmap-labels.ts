@@ -1,3 +1,7 @@
+/** Labels are written at the latest this long after the first update since the last pass,
+ * frame or not (ms; timers may be throttled further in a background tab). */
+const LABELS_LATEST_MS = 250;
+
 /**
  * When a heatmap's cells get their aria-labels (heatmap.ts): after the frame that shows their
  * new values, once per frame however many updates came before it. A label is not drawn, and
@@ -8,9 +12,6 @@
  * frame for a while (headless Chromium on a loaded machine stalled for seconds, and axe-core
  * then found every cell of the tutorial without a name) still gets the labels.
  */
-/** Labels are written at the latest this long after an update, frame or not (ms). */
-export const LABELS_LATEST_MS = 250;
-
 export class LabelPass {
   private due = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -21,7 +22,7 @@ export class LabelPass {
     if (this.channel) this.channel.port1.onmessage = () => this.flush();
   }
 
-  /** Writes the labels after the next frame. */
+  /** Writes the labels after the next frame, or after LABELS_LATEST_MS if no frame comes first. */
   schedule(): void {
     if (this.due) return;
     this.due = true;
