@@ -5,7 +5,7 @@
 // (Moshier 1989), as in Eigen's own pexp_float: n = round(x log2 e); r = x - n ln 2 with ln 2
 // in two parts (Cody & Waite 1980), |r| <= ln(2)/2; exp(r) by its degree-7 Taylor-like
 // minimax polynomial; times 2^n built in the exponent bits.
-// exp4 is exact only for x in [-87, 88] and does not clamp: every caller tests its lanes and
+// exp4 is accurate only for x in [-87, 88] and does not clamp: every caller tests its lanes and
 // sends the others (and NaN) to std::exp, which also gives -inf -> 0 and the denormals.
 // max_array and exp_shift_sum are the row max and the fused exp / sum of the forward.
 // The range tests read one mask with i32x4.bitmask (movmskps on x86) instead of all_true
@@ -33,9 +33,9 @@ inline v128_t exp4(v128_t x) {
   for (const float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
     y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(c));
   y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y, r), r), r), wasm_f32x4_splat(1.0f));
-  // 2^n: n in [-126, 127] for x in range, so (n + 127) << 23 is a normal float's bit pattern. n + 127
-  // is read off the low bits of n + 127 + 2^23 (exact) rather than by i32x4.trunc_sat, whose
-  // saturation V8 spells out in several instructions; the shift drops 2^23's exponent bits.
+  // 2^n: n in [-126, 127] for x in range, so (n + 127) << 23 is a normal float's bit pattern.
+  // n + 127 is read off the low bits of n + 127 + 2^23 (exact) rather than by i32x4.trunc_sat,
+  // whose saturation V8 spells out in several instructions; the shift drops 2^23's exponent bits.
   const v128_t e = wasm_i32x4_shl(wasm_f32x4_add(n, wasm_f32x4_splat(8388608.0f + 127.0f)), 23);
   return wasm_f32x4_mul(y, e);
 }
