@@ -62,7 +62,6 @@ bool prescale_queries(const Scorer& sc, const TileOps<T>& ops, Eigen::Index i0, 
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)  // one branch-free scan
       if (qkscope::detail::none_zero_or_subnormal(Qt.data(), std::size_t(Qt.size()))) return true;
     const auto tiny = Qt.array().abs() < std::numeric_limits<T>::min();
-    if (!tiny.any()) return true;
     Mat<T> q;  // zeros are fine; a nonzero entry that became subnormal or 0 is not
     sc.scale_queries(i0, bq, T(1), q);
     return !(tiny && (q.array() != T(0))).any();
