@@ -9,12 +9,11 @@
 //        [--repeats 15] [--warmup 3] [--json build/bench/web.json] [--native PATH | --no-native]
 //        [--atol 1e-5] [--rtol 1e-5]
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, extname, join, normalize } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { ISOLATION_HEADERS, launchChromium, serveFiles } from '../tests/e2e/server.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /**
@@ -63,27 +62,19 @@ function parseArgs(argv) {
   return o;
 }
 
-const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
-/**
- * Served cross-origin isolated (COOP / COEP; every file is same-origin): Chromium then gives
- * performance.now() at 5 us grain instead of 0.1 ms (native/bench/NOTES.md, issue 11, eleventh
- * session). The peers stay on one thread (numThreads, setThreadsCount), isolated or not.
- */
-export const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 /** Only the page, the qkscope module and the two peers' dist folders are served. */
 const SERVED = ['web/bench-web/', 'wasm/qkscope.js', 'wasm/dist/', 'node_modules/onnxruntime-web/dist/', 'node_modules/@tensorflow/'];
 
+/**
+ * Served cross-origin isolated (ISOLATION_HEADERS; every file is same-origin): Chromium then
+ * gives performance.now() at 5 us grain instead of 0.1 ms (native/bench/NOTES.md, issue 11,
+ * eleventh session). The peers stay on one thread (numThreads, setThreadsCount), isolated or not.
+ */
 export function serve() {
-  const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^\/+/, '');
-    const file = join(repoRoot, path);
-    if (!SERVED.some((p) => path.startsWith(p)) || !existsSync(file) || path.endsWith('/')) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { ...ISOLATION_HEADERS, 'content-type': MIME[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  return serveFiles((path) => {
+    const rel = path.replace(/^\/+/, '');
+    return SERVED.some((p) => rel.startsWith(p)) && !rel.endsWith('/') ? join(repoRoot, rel) : null;
+  }, { headers: ISOLATION_HEADERS });
 }
 
 /** The native bench's single-thread tiled time (median ms) for one shape, or a reason it is missing. */
@@ -118,8 +109,7 @@ export async function main(argv) {
   if (nativeNote) console.error(`bench:web: ${nativeNote}`);
 
   const server = await serve();
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser = await launchChromium();
   const loadStart = loadavg().map((x) => x.toFixed(2)).join(' ');
   const rows = [];
   let info;
@@ -129,7 +119,7 @@ export async function main(argv) {
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     page.on('response', (r) => r.status() >= 400 && errors.push(`HTTP ${r.status()}: ${r.url()}`));
-    await page.goto(`http://127.0.0.1:${server.address().port}/web/bench-web/index.html`);
+    await page.goto(`${server.url}web/bench-web/index.html`);
     await page.waitForFunction(() => window.qkBench, null, { timeout: 30000 }).catch(() => {
       throw new Error(`the benchmark page did not load: ${errors.join('; ')}`);
     });
@@ -158,7 +148,7 @@ export async function main(argv) {
     if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
   } finally {
     await browser.close();
-    server.close();
+    await server.close();
   }
   const result = {
     schema: 'qkscope-bench-web', version: 1, date: new Date().toISOString(),

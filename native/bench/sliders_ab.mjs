@@ -7,14 +7,9 @@
 //   node native/bench/sliders_ab.mjs [--rounds 4] [--samples 20] CHAPTER:SLIDER[,...] DIR_A DIR_B
 //   e.g. node native/bench/sliders_ab.mjs ch9:c9-l,ch1:fig1-tau build/dist-before web/dist
 // Prints per slider and build the median of the pooled samples and of the listeners' script.
-import { createServer } from 'node:http';
-import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { extname, join, normalize, resolve } from 'node:path';
-import { launchChromium } from '../../tests/e2e/server.mjs';
+import { launchChromium, serveFiles, underDir } from '../../tests/e2e/server.mjs';
 import { dragSlider, summary, waitForApp } from '../../tests/e2e/slider-latency.mjs';
-
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml', '.woff2': 'font/woff2', '.ico': 'image/x-icon', '.png': 'image/png' };
 
 function parseArgs(argv) {
   const o = { rounds: 4, samples: 20, rest: [] };
@@ -36,22 +31,7 @@ function parseArgs(argv) {
 }
 
 /** A static server of one build folder (the page's routes are hashes: / is index.html). */
-function serve(dir) {
-  const base = resolve(dir);
-  return new Promise((ok) => {
-    const server = createServer(async (req, res) => {
-      const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-      const file = join(base, path === '/' ? 'index.html' : path);
-      if (!file.startsWith(base)) return res.writeHead(403).end();
-      try {
-        const body = await readFile(file);
-        res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
-      } catch {
-        res.writeHead(404).end();
-      }
-    }).listen(0, '127.0.0.1', () => ok({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() }));
-  });
-}
+const serve = (dir) => serveFiles(underDir(dir));
 
 const o = parseArgs(process.argv.slice(2));
 const builds = [['A', await serve(o.rest[1])], ['B', await serve(o.rest[2])]];
@@ -76,7 +56,7 @@ try {
   }
 } finally {
   await browser.close();
-  builds.forEach(([, s]) => s.close());
+  await Promise.all(builds.map(([, s]) => s.close()));
 }
 const { median, round } = summary;
 console.log(`# A = ${o.rest[1]}, B = ${o.rest[2]}; ${o.rounds} rounds x ${o.samples} samples; load ${load0.map((x) => x.toFixed(1)).join(' ')} -> ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);

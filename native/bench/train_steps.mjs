@@ -44,8 +44,8 @@ console.log(`node ${process.version}: ${node.toFixed(3)} ms/step wall (best of $
   `CPU ${cpuMs.toFixed(3)} ms/step (mean, incl. warm-up and setup) (${score})`);
 
 if (!process.argv.includes('--no-browser')) {
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--disable-gpu'] });
+  const { launchChromium } = await import('../../tests/e2e/server.mjs');
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     await page.route('http://qk.test/**', (route) => {

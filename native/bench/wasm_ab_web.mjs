@@ -9,12 +9,11 @@
 //                           wasm/dist as "current")
 // --profile N: also N calls of the first build under Chromium's sampling profiler (50 us),
 // printing self time by function (build the module with --profiling-funcs to get names).
-import { createServer } from 'node:http';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { extname, join, normalize, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { ISOLATION_HEADERS, launchChromium, serveFiles } from '../../tests/e2e/server.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const args = process.argv.slice(2);
@@ -75,31 +74,23 @@ window.ab = {
 };
 </script>`;
 
-const MIME = { '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
-const server = createServer((req, res) => {
-  // COOP / COEP: a cross-origin isolated page gets performance.now() at microsecond grain.
-  const h = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
-  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-  if (path === '/ab.html') return res.writeHead(200, { ...h, 'content-type': 'text/html' }).end(page);
-  if (path === '/normals.mjs')
-    return res.writeHead(200, { ...h, 'content-type': 'text/javascript' }).end(readFileSync(join(root, 'web/bench-web/normals.mjs')));
+// COOP / COEP: a cross-origin isolated page gets performance.now() at microsecond grain.
+const server = await serveFiles((path) => {
+  if (path === '/ab.html') return { body: page, type: 'text/html' };
+  if (path === '/normals.mjs') return join(root, 'web/bench-web/normals.mjs');
   const m = /^\/v\/(\d+)\/(qkscope_tiled\.(?:mjs|wasm))$/.exec(path);
-  if (!m || !opt.builds[Number(m[1])]) return res.writeHead(404).end();
-  const file = join(opt.builds[Number(m[1])].dir, m[2]);
-  res.writeHead(200, { ...h, 'content-type': MIME[extname(file)] }).end(readFileSync(file));
-});
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return m && opt.builds[Number(m[1])] ? join(opt.builds[Number(m[1])].dir, m[2]) : null;
+}, { headers: ISOLATION_HEADERS });
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+const browser = await launchChromium();
 try {
   const p = await browser.newPage();
   p.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-  await p.goto(`http://127.0.0.1:${server.address().port}/ab.html`);
+  await p.goto(`${server.url}ab.html`);
   await p.waitForFunction(() => window.ab?.ready, null, { timeout: 60000 });
   const isolated = await p.evaluate(() => window.ab.isolated);
   console.log(`# Chromium ${browser.version()}, crossOriginIsolated ${isolated}, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
@@ -140,5 +131,5 @@ try {
   }
 } finally {
   await browser.close();
-  server.close();
+  await server.close();
 }

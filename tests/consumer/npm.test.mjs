@@ -10,18 +10,16 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium, serveFiles } from '../e2e/server.mjs';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const bin = (name) => join(repoRoot, 'node_modules/.bin', name);
 const W1 = ['0.5065', '0.1863', '0.3072'];
 const WEIGHTS = [W1, ['0.1863', '0.5065', '0.3072'], ['0.2741', '0.2741', '0.4519']];
 const OUTPUT = ['0.8137', '0.4935', '0.5065', '0.1863', '0.4935', '0.8137', '0.1863', '0.5065', '0.7259', '0.7259', '0.2741', '0.2741'];
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
 const fixed = (xs) => xs.map((x) => x.toFixed(4));
 
 let tmp, app, packed, resolve, server, origin, browser;
@@ -46,27 +44,17 @@ before(async () => {
   const resolveUrl = (await import(pathToFileURL(join(app, 'resolve.mjs')).href)).default;
   resolve = (s) => fileURLToPath(resolveUrl(s));
   const script = resolve('qkscope/widget/qk-scope.js');
-  server = createServer(async (req, res) => {
-    const path = normalize(new URL(req.url, 'http://x').pathname);
-    if (path === '/favicon.ico') return res.writeHead(204).end();
-    const file = path === '/plain.html' ? join(app, 'plain.html')
+  server = await serveFiles((path) => (path === '/favicon.ico' ? { status: 204 }
+    : path === '/plain.html' ? join(app, 'plain.html')
       : path === '/qk-scope.js' ? script
-      : join(app, 'dist', path === '/' ? 'index.html' : path);
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      res.writeHead(404).end('not found');
-    }
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--disable-gpu', '--no-first-run'] });
+        : join(app, 'dist', path === '/' ? 'index.html' : path)));
+  origin = server.origin;
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
+  await server?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 

@@ -6,8 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { chromium } from 'playwright-core';
-import { repoRoot, startPreview } from './server.mjs';
+import { launchChromium, repoRoot, startPreview } from './server.mjs';
 
 const published = JSON.parse(readFileSync(`${repoRoot}web/src/bench-view/default-peers.json`, 'utf8'));
 const mine = {
@@ -25,7 +24,7 @@ let server;
 let browser;
 before(async () => {
   server = await startPreview();
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--disable-gpu'] });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

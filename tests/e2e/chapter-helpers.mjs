@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { chromium } from 'playwright-core';
-import { repoRoot, startPreview } from './server.mjs';
+import { launchChromium, repoRoot, startPreview } from './server.mjs';
 
 export const ARTIFACTS = join(repoRoot, 'test-results');
 export const DESKTOP = { width: 1280, height: 900 };
@@ -20,11 +19,7 @@ export function usePage() {
   before(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
     env.server = await startPreview();
-    env.browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    env.browser = await launchChromium();
   });
   after(async () => {
     await env.browser?.close();

@@ -6,8 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { loadCore, repoRoot, startPreview } from './server.mjs';
+import { launchChromium, loadCore, repoRoot, startPreview } from './server.mjs';
 import { recordFailedRequests } from './chapter-helpers.mjs';
 
 const ARTIFACTS = join(repoRoot, 'test-results');
@@ -20,11 +19,7 @@ let browser;
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   server = await startPreview();
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

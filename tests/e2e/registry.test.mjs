@@ -6,8 +6,7 @@
 // `npm run build:widget` and `npm run build:web` first.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-import { loadCore, startPreview } from './server.mjs';
+import { launchChromium, loadCore, startPreview } from './server.mjs';
 
 let server;
 let browser;
@@ -19,7 +18,7 @@ before(async () => {
   scores = qk.scoreFunctions.map((f) => f.name);
   normalizers = qk.normalizers.map((n) => n.name);
   server = await startPreview();
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--disable-gpu', '--no-first-run'] });
+  browser = await launchChromium();
 });
 
 after(async () => {

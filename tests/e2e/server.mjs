@@ -1,10 +1,14 @@
-// tests/e2e/server.mjs — starts `vite preview` on the static build (web/dist) on a free
-// port, waits until it answers, and returns { url, close }. Used by the e2e tests:
+// tests/e2e/server.mjs — what the browser tests and benchmarks share: `vite preview` of the
+// static build (web/dist) on a free port (startPreview), a small static server for pages they
+// assemble themselves (serveFiles), the wasm core in Node (loadCore) and headless Chromium
+// with the flags every run uses (launchChromium).
 //   const server = await startPreview(); ... after(() => server.close());
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { readFile } from 'node:fs/promises';
+import { extname, join, normalize, resolve as resolvePath, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -85,12 +89,65 @@ export async function loadCore() {
   return loadQkScope({ wasmBinary: await readFile(fileURLToPath(new URL('../../wasm/dist/qkscope_core.wasm', import.meta.url))) });
 }
 
-/** Headless Debian Chromium with the flags every browser run here uses (no GPU, no background traffic). */
-export async function launchChromium() {
+/**
+ * Headless Debian Chromium with the flags every browser run here uses (no GPU, no background
+ * traffic), plus `extraArgs`.
+ */
+export async function launchChromium(extraArgs = []) {
   const { chromium } = await import('playwright-core');
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
+}
+
+/** Content types of what the tests and benchmarks serve (anything else: application/octet-stream). */
+export const MIME = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css',
+  '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml', '.woff2': 'font/woff2',
+  '.ico': 'image/x-icon', '.png': 'image/png',
+};
+
+/** COOP / COEP: a page served with them is cross-origin isolated (performance.now() at microsecond grain, SharedArrayBuffer). */
+export const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
+/**
+ * A static server on a free localhost port. `route(path)` gets each request's decoded,
+ * normalised path ('/a/b.js') and returns a file to send, `{ body, type }` to send as it is,
+ * `{ status }` for an empty answer (204 for a favicon), or null: 404 "not found", as for a file
+ * that cannot be read. `headers` go on every answer (a CSP, or COOP / COEP for a cross-origin
+ * isolated page). Resolves to { url: 'http://127.0.0.1:PORT/', origin, close() }.
+ */
+export async function serveFiles(route, { headers = {} } = {}) {
+  const server = createHttpServer(async (req, res) => {
+    let path;
+    try {
+      path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    } catch {
+      return res.writeHead(400, headers).end();  // a malformed %-escape
+    }
+    const hit = route(path);
+    if (hit && typeof hit === 'object' && 'status' in hit) return res.writeHead(hit.status, headers).end();
+    try {
+      if (!hit) throw new Error('no route');
+      const body = typeof hit === 'string' ? await readFile(hit) : hit.body;
+      const type = typeof hit === 'string' ? MIME[extname(hit)] : hit.type;
+      res.writeHead(200, { ...headers, 'content-type': type ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404, headers).end('not found');
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  return { url: `${origin}/`, origin, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** A route for serveFiles: the files under `dir` ('/' is its index.html); null for any path outside it. */
+export function underDir(dir, index = 'index.html') {
+  const base = resolvePath(dir);
+  return (path) => {
+    const file = join(base, path === '/' ? index : path);
+    return file.startsWith(base + sep) ? file : null;
+  };
 }

@@ -6,17 +6,13 @@
 // widget within the page), and axe-core finds no violation (injected with the CSP bypassed).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { extname, join, normalize } from 'node:path';
-import { chromium } from 'playwright-core';
-import { repoRoot } from './server.mjs';
+import { join } from 'node:path';
+import { launchChromium, repoRoot, serveFiles } from './server.mjs';
 
 const DIST = join(repoRoot, 'web/dist');
 const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self'";
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 let server;
@@ -26,24 +22,14 @@ let browser;
 before(async () => {
   if (!existsSync(join(DIST, 'widget.html')))
     throw new Error('web/dist/widget.html is missing: run `npm run build:widget && npm run build:web` first');
-  server = createServer(async (req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    try {
-      const body = await readFile(join(DIST, path));
-      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'content-security-policy': CSP });
-      res.end(body);
-    } catch {
-      res.writeHead(404, { 'content-security-policy': CSP }).end('not found');
-    }
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--disable-gpu', '--no-first-run'] });
+  server = await serveFiles((path) => join(DIST, path), { headers: { 'content-security-policy': CSP } });
+  origin = server.origin;
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
+  await server?.close();
 });
 
 /** Opens the page; `bypassCSP` only where axe-core must be injected (an inline script the policy blocks). */

@@ -6,18 +6,14 @@
 // Chinese, and one with a bad attribute. Needs `npm run build:widget` first.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { extname, join, normalize } from 'node:path';
-import { chromium } from 'playwright-core';
-import { loadCore, repoRoot } from './server.mjs';
+import { join } from 'node:path';
+import { launchChromium, loadCore, repoRoot, serveFiles } from './server.mjs';
 
 const FIXTURE = join(repoRoot, 'tests/e2e/fixtures/widget');
 const SCRIPT = join(repoRoot, 'dist/widget/qk-scope.js');
 /** The minimal policy of web/widget.html, exactly: anything the widget needed beyond it would be a violation here. */
 const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
 
 let server;
 let origin;
@@ -25,31 +21,15 @@ let browser;
 
 before(async () => {
   if (!existsSync(SCRIPT)) throw new Error('dist/widget/qk-scope.js is missing: run `npm run build:widget` first');
-  server = createServer(async (req, res) => {
-    const path = new URL(req.url, 'http://x').pathname;
-    if (path === '/favicon.ico') return res.writeHead(204, { 'content-security-policy': CSP }).end();
-    const file = path === '/qk-scope.js' ? SCRIPT : join(FIXTURE, normalize(path === '/' ? '/index.html' : path));
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-security-policy': CSP });
-      res.end(body);
-    } catch {
-      res.writeHead(404, { 'content-security-policy': CSP });
-      res.end('not found');
-    }
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  server = await serveFiles((path) => (path === '/favicon.ico' ? { status: 204 }
+    : path === '/qk-scope.js' ? SCRIPT : join(FIXTURE, path === '/' ? '/index.html' : path)), { headers: { 'content-security-policy': CSP } });
+  origin = server.origin;
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
+  await server?.close();
 });
 
 /** Opens the fixture; collects console errors, page errors, CSP violations, foreign requests, wasm instantiations. */
