@@ -34,6 +34,7 @@ struct AdditiveRowSums {
   Row E_core;  // the core's E_A on the same row: sum |dS| (t^2 + t_r^2) (exact_units)
   Row v_plain, v_plain_bound, v_split, v_split_bound;       // dv: sum dS t, sum dS (t - t_r)
   Row u_r, t_r, c_r;  // 1 - t_r^2 (no cancellation), t_r, 1 - |t_r| (tanh_complement)
+  bool rounded_u = false;  // dA's first-pass split from the fused form's u = (p r) r (exact_units)
   void resize(Eigen::Index dh) {
     for (Row* x : {&plain, &plain_bound, &split, &split_bound, &E_A, &E_core, &v_plain, &v_plain_bound, &v_split,
                    &v_split_bound, &u_r, &t_r, &c_r})
@@ -63,6 +64,12 @@ struct AdditiveRowSums {
   /// must keep 12 bits: at 6, the core's error, which is the fuzz harness's bar, was 25 times
   /// smaller on plain inputs (review); at 17 bits with twice, random inputs took the (scalar)
   /// second pass so often that the tiled backward was 4-5 times slower.
+  /// The fused form's split (rounded_u) whose terms are mostly their own rounding (E_A past 16
+  /// times split_bound: the row's u within a few per mille of each other) must keep 20 bits:
+  /// there the split is eps u / |u - u_r| relative off per key, and the core's t^2 - t_r^2, as
+  /// lossy, sets the bar by its luck at two or three keys (a finding: E_A 1.3 times E_core,
+  /// estimate 12.9 bits, tiled dQ 2.0e-5 relative off, the core 1.5e-6, the bar 3.7e-6). Random
+  /// inputs' rows spread u over keys (E_A a few times split_bound) and never take it.
   Row exact_units(bool exact_dS, double R) const {
     const Eigen::Index dh = plain.size();
     Row out = Row::Zero(dh);
@@ -75,12 +82,15 @@ struct AdditiveRowSums {
     // 1.4e38 left dv and db 0.3-1.7 % off, 1.2-1.5 times the bar (two fuzzer findings); 9 costs
     // nothing measurable on random inputs, 12 cost 12-14 % (native/bench/NOTES.md).
     const double keep = wide ? 0x1p-34 : 0x1p-6, keep_worse = wide ? 0x1p-34 : 0x1p-12,
-                 keep_v = wide ? 0x1p-34 : 0x1p-9;
+                 keep_v = wide ? 0x1p-34 : 0x1p-9, keep_lossy = wide ? 0x1p-34 : 0x1p-20;
     const double eps = std::numeric_limits<T>::epsilon();
     for (Eigen::Index h = 0; h < dh; ++h) {
       const bool takes_split = split_dA(h, true);
       const double a_err = takes_split ? double(split_bound(h)) + double(E_A(h)) : double(plain_bound(h));
-      const double a_keep = takes_split && E_A(h) > 4 * E_core(h) ? keep_worse : keep;
+      const double a_keep = !takes_split                                ? keep
+                            : rounded_u && E_A(h) > 16 * split_bound(h) ? keep_lossy
+                            : E_A(h) > 4 * E_core(h)                   ? keep_worse
+                                                                        : keep;
       if (eps * a_err > a_keep * std::abs(double(dA(h, true, R))) ||
           eps * double(v_plain_bound(h)) > keep_v * std::abs(double(v_plain(h))))
         out(h) = 1;
