@@ -65,11 +65,13 @@ struct AdditiveRowSums {
   /// smaller on plain inputs (review); at 17 bits with twice, random inputs took the (scalar)
   /// second pass so often that the tiled backward was 4-5 times slower.
   /// The fused form's split (rounded_u) whose terms are mostly their own rounding (E_A past 16
-  /// times split_bound: the row's u within a few per mille of each other) must keep 20 bits:
-  /// there the split is eps u / |u - u_r| relative off per key, and the core's t^2 - t_r^2, as
-  /// lossy, sets the bar by its luck at two or three keys (a finding: E_A 1.3 times E_core,
-  /// estimate 12.9 bits, tiled dQ 2.0e-5 relative off, the core 1.5e-6, the bar 3.7e-6). Random
-  /// inputs' rows spread u over keys (E_A a few times split_bound) and never take it.
+  /// times split_bound, i.e. the row's u within about an eighth of each other) takes the
+  /// exact pass: its 20 bits cannot be met there when R = 0 (|dA| <= split_bound), and with a
+  /// softcap's R rarely. Each of its terms is eps u / |u - u_r| relative off, and the core's
+  /// t^2 - t_r^2, as lossy, sets the bar by its luck at two or three keys (a finding: E_A 1.3
+  /// times E_core, estimate 12.9 bits, tiled dQ 2.0e-5 relative off, the core 1.5e-6, the bar
+  /// 3.7e-6). Random inputs' rows of 64 keys or more spread u wider and do not take it; calls
+  /// of two to four keys send 8-14 % of their units to the exact pass (4 % before).
   Row exact_units(bool exact_dS, double R) const {
     const Eigen::Index dh = plain.size();
     Row out = Row::Zero(dh);
