@@ -7,11 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <vector>
 
 #include "faults/harness_bar.hpp"
 #include "faults/tiled_check.hpp"
-#include "qkscope/cpu/position_grad.hpp"
 #include "qkscope/detail/compensated_sum.hpp"
 #include "qkscope/qkscope.hpp"
 #include "support/convert.hpp"
@@ -117,64 +115,4 @@ TEST_CASE("core relative table: a row's dz kept beside another row's tied dz of 
       CHECK(std::abs(double(g.drelative(k)) - truth[k]) <= 1e-6 * std::abs(truth[k]));
     }
   }
-}
-
-TEST_CASE("tiled T5 table: a row whose keys all read one bucket gives its entry 0 (fuzzer, fourteenth session)",
-          "[faults][reliability][tiled]") {
-  // Dot scores at scale -1, causal bottom right: the one query sees both keys, which share a
-  // bucket of a three-bucket table, so dt5_table is exactly 0 (sum_j dz_j = 0). Under dO of 1e38
-  // (and a value of 2.6e38) the tiled path summed the two rounded dz to -1.8e19 and -5.9e20;
-  // the row's bucket that holds all of its |dz| now takes minus the others' shares
-  // (cpu/position_grad.hpp).
-  struct Case {
-    float k0, k1, v0, v1, dO;
-    T5Buckets buckets;
-    float t0;
-  };
-  for (const Case& x : {Case{-6.77626358e-21f, 2.70833349f, 1.22916651f, 1, 1.13990418e+38f, {true, 3, 1}, 0},
-                        Case{-0.956501961f, 1.33333349f, 835, 2.57547031e+38f, 1, {true, 3, 16}, -3}}) {
-    AttentionConfig<float> c;
-    c.score = "dot";
-    c.scale = -1;
-    c.mask.causal = true;
-    c.mask.alignment = CausalAlignment::bottom_right;
-    c.bias.t5 = x.buckets;
-    c.bias.t5_table = qktest::vec({x.t0, 0, 0});
-    const Matrix Q = qktest::mat<float>({{-1.94514966f}}), K = qktest::mat<float>({{x.k0}, {x.k1}}),
-                 V = qktest::mat<float>({{x.v0}, {x.v1}}), dO = qktest::mat<float>({{x.dO}});
-    for (const Eigen::Index bk : {1, 2, 64}) {
-      CAPTURE(x.dO, bk);
-      const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, qktest::one_thread(bk));
-      const auto g = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, qktest::one_thread(bk));
-      CHECK(g.dt5_table.isZero(0));
-      qktest::matches_under_harness_bar(Q, K, V, dO, {}, c, qktest::one_thread(bk));
-    }
-  }
-}
-
-TEST_CASE("row position shares: the entry holding most of a row's |dz| takes minus the others", "[tiled]") {
-  cpu::detail::RowPositionShares s;
-  s.reset(3, 2, 3);  // three rows; a relative table of 2 entries, a T5 table of 3
-  // Row 0: its keys all read T5 entry 3 and relative entry 0; their rounded dz leave 16384
-  // where a row's dz sum to 0 exactly.
-  s.add(0, 3, 1e20 + 16384);
-  s.add(0, 3, -1e20);
-  s.add(0, 0, 1e20 + 16384);
-  s.add(0, 0, -1e20);
-  // Row 1: T5 entry 2 holds 3 of |dz| = 4 (more than half): it takes -(0.75 + 0.25) = -1.
-  s.add(1, 2, 3);
-  s.add(1, 4, 0.75);
-  s.add(1, 3, 0.25);
-  // Row 2: no entry holds more than half: the plain sums.
-  s.add(2, 2, 1);
-  s.add(2, 3, -0.5);
-  s.add(2, 4, -0.75);
-  std::vector<double> part(10, 0.0);
-  s.flush(part.data());
-  auto entry = [&](int k) { return part[k] + part[5 + k]; };
-  CHECK(entry(0) == 0);  // row 0's only relative entry: minus nothing
-  CHECK(entry(1) == 0);
-  CHECK(entry(2) == -1 + 1);        // row 1: -1; row 2: 1
-  CHECK(entry(3) == 0 + 0.25 - 0.5);  // row 0: 0 (its only T5 entry); row 1: 0.25; row 2: -0.5
-  CHECK(entry(4) == 0.75 - 0.75);
 }
