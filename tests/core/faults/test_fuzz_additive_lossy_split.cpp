@@ -62,15 +62,13 @@ TEST_CASE("additive row sums: a fused split that is mostly rounding takes the ex
   f.t_r(0) = 0.6528f;
   f.c_r(0) = 0.3472f;
   REQUIRE(f.split_dA(0, true));
-  f.rounded_u = false;  // the core's and the direct form's t^2 - t_r^2
-  CHECK(f.exact_units(true, 0.0)(0) == 0);
-  f.rounded_u = true;   // the fused form's rounded u
-  CHECK(f.exact_units(true, 0.0)(0) == 1);
+  CHECK(f.exact_units(true, 0.0, false)(0) == 0);  // the core's and the direct form's t^2 - t_r^2
+  CHECK(f.exact_units(true, 0.0, true)(0) == 1);   // the fused form's rounded u
   // Terms that are not mostly rounding (E_A at 10 times split_bound) keep the 6-bit rule.
   f.E_A(0) = 10 * f.split_bound(0);
   f.E_core(0) = f.E_A(0);
-  CHECK(f.exact_units(true, 0.0)(0) == 0);
+  CHECK(f.exact_units(true, 0.0, true)(0) == 0);
   // Without an exact row sum the split is not taken, so no unit is flagged.
   f.E_A(0) = 2.047e36f;
-  CHECK(f.exact_units(false, 0.0)(0) == 0);
+  CHECK(f.exact_units(false, 0.0, true)(0) == 0);
 }

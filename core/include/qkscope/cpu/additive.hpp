@@ -179,7 +179,7 @@ struct AdditiveScorer {
         else direct_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, tv, x, fs, exact);
       };
       sums(nullptr);
-      const Row exact = fs.exact_units(exact_dS, R[r]);
+      const Row exact = fs.exact_units(exact_dS, R[r], EA != nullptr);
       if (exact.any()) {
         for (Eigen::Index h = 0; h < v.size(); ++h)
           if (exact(h) != 0) fs.reset_splits(h);

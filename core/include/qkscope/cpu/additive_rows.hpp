@@ -36,7 +36,6 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
   if (!exact) {
     f.resize(dh);
     f.zero();
-    f.rounded_u = true;  // small units' E_A is their split_bound: never past 16 times it
   }
   const T* ea = s.EA->data() + i * dh;
   const T* b = s.Bp->data();  // B_jh: the keys' own differences B_jh - B_rh
@@ -147,7 +146,6 @@ void direct_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r,
   if (!exact) {
     f.resize(dh);
     f.zero();
-    f.rounded_u = false;  // the core's t^2 - t_r^2
   }
   for (Eigen::Index h = 0; h < dh; ++h) {
     if (exact && (*exact)(h) == 0) continue;

@@ -34,7 +34,6 @@ struct AdditiveRowSums {
   Row E_core;  // the core's E_A on the same row: sum |dS| (t^2 + t_r^2) (exact_units)
   Row v_plain, v_plain_bound, v_split, v_split_bound;       // dv: sum dS t, sum dS (t - t_r)
   Row u_r, t_r, c_r;  // 1 - t_r^2 (no cancellation), t_r, 1 - |t_r| (tanh_complement)
-  bool rounded_u = false;  // dA's first-pass split from the fused form's u = (p r) r (exact_units)
   void resize(Eigen::Index dh) {
     for (Row* x : {&plain, &plain_bound, &split, &split_bound, &E_A, &E_core, &v_plain, &v_plain_bound, &v_split,
                    &v_split_bound, &u_r, &t_r, &c_r})
@@ -64,7 +63,8 @@ struct AdditiveRowSums {
   /// must keep 12 bits: at 6, the core's error, which is the fuzz harness's bar, was 25 times
   /// smaller on plain inputs (review); at 17 bits with twice, random inputs took the (scalar)
   /// second pass so often that the tiled backward was 4-5 times slower.
-  /// The fused form's split (rounded_u) whose terms are mostly their own rounding (E_A past 16
+  /// The fused form's split (`fused`: its u = (p r) r rounded; a small unit's E_A is its
+  /// split_bound, never past 16 times it) whose terms are mostly their own rounding (E_A past 16
   /// times split_bound, i.e. the row's u within about an eighth of each other) takes the
   /// exact pass: its 20 bits cannot be met there when R = 0 (|dA| <= split_bound), and with a
   /// softcap's R rarely. Each of its terms is eps u / |u - u_r| relative off, and the core's
@@ -72,7 +72,7 @@ struct AdditiveRowSums {
   /// times E_core, estimate 12.9 bits, tiled dQ 2.0e-5 relative off, the core 1.5e-6, the bar
   /// 3.7e-6). Random inputs' rows of 64 keys or more spread u wider and do not take it; calls
   /// of two to four keys send 8-14 % of their units to the exact pass (4 % before).
-  Row exact_units(bool exact_dS, double R) const {
+  Row exact_units(bool exact_dS, double R, bool fused = false) const {
     const Eigen::Index dh = plain.size();
     Row out = Row::Zero(dh);
     if (!exact_dS) return out;
@@ -90,7 +90,7 @@ struct AdditiveRowSums {
       const bool takes_split = split_dA(h, true);
       const double a_err = takes_split ? double(split_bound(h)) + double(E_A(h)) : double(plain_bound(h));
       const double a_keep = !takes_split                                ? keep
-                            : rounded_u && E_A(h) > 16 * split_bound(h) ? keep_lossy
+                            : fused && E_A(h) > 16 * split_bound(h)     ? keep_lossy
                             : E_A(h) > 4 * E_core(h)                   ? keep_worse
                                                                         : keep;
       if (eps * a_err > a_keep * std::abs(double(dA(h, true, R))) ||
