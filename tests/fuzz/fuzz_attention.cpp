@@ -235,10 +235,10 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   AttentionGrads<float> gb;
   const bool gb_ok = attempt([&] { gb = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, f32b, c.dO); }).ok;
   if (!gb_ok && !core_overflowed) return;
-  // The same with each weight rounded up or down at random (perturbed.hpp): two more samples.
+  // The same with each weight rounded up or down at random (perturbed.hpp, kWeightStreams).
   std::vector<AttentionGrads<double>> gr;
-  for (const std::uint64_t seed : {0x7A3C9E1D5B2F4861ull, 0x3F84D5B5B5470917ull}) {
-    qkfuzz::Signs s(seed);
+  for (const auto& [seed, opposite] : qkfuzz::kWeightStreams) {
+    qkfuzz::Signs s(seed, opposite);
     const auto f32r = qkfuzz::weights_rounded_randomly(f64, s);
     AttentionGrads<float> x;
     if (attempt([&] { x = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, f32r, c.dO); }).ok)

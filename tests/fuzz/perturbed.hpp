@@ -3,13 +3,15 @@
 //  - The core in double on the inputs rounded once more: every float input x (Q, K, V, dO,
 //    the scoring parameters, the bias tables) and the temperature, an explicit scale, softcap
 //    and ALiBi slope become x (1 + d) with |d| = 2^-24 (half of float's epsilon) and a sign
-//    from a fixed stream, so the run is reproducible. Three streams: with one, equal inputs
-//    (tied keys) often got equal signs and stayed tied, and the bar missed how far the answer
-//    moves once they part (bilinear keys tied at 1e-8, tau 1e-4: dW moves by 1e16 when the
-//    keys part by one rounding, and the one-stream bar said 2e7). The same runs also move
-//    each logit to a float next to it (round_logits).
+//    from a fixed stream, so the run is reproducible. Six streams, three seeds each with its
+//    reverse (kInputStreams): with one, equal inputs (tied keys) often got equal signs and
+//    stayed tied, and the bar missed how far the answer moves once they part (bilinear keys
+//    tied at 1e-8, tau 1e-4: dW moves by 1e16 when the keys part by one rounding, and the
+//    one-stream bar said 2e7); with independent streams alone, one entry's harmful direction
+//    was left out one time in 2^streams. The same runs also move each logit to a float next
+//    to it (round_logits).
 //  - The core in float from the double forward with its weights rounded up or down at
-//    random (weights_rounded_randomly, two streams): the rounding of each P.
+//    random (weights_rounded_randomly; a stream and its reverse): the rounding of each P.
 //  - The core in float with the queries, and with the keys, in reverse order (reversed):
 //    other orders of its sums.
 //  - The core in float on the float inputs moved by one ulp (signs from a stream): a second
@@ -24,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "qkscope/qkscope.hpp"
@@ -31,20 +34,41 @@
 
 namespace qkfuzz {
 
-/// Signs +-1 from a xorshift stream (fixed seed per stream).
+/// Signs +-1 from a xorshift stream (fixed seed per stream); `opposite` gives the same stream
+/// with every sign reversed (the antithetic run of perturbed_references).
 class Signs {
  public:
-  explicit Signs(std::uint64_t seed) : s_(seed) {}
+  explicit Signs(std::uint64_t seed, bool opposite = false) : s_(seed), flip_(opposite) {}
   bool next() {
     s_ ^= s_ << 13;
     s_ ^= s_ >> 7;
     s_ ^= s_ << 17;
-    return s_ & 1;
+    return bool(s_ & 1) != flip_;
   }
 
  private:
   std::uint64_t s_;
+  bool flip_;
 };
+
+/// The sign streams of the runs on moved inputs (perturbed_references): three seeds, each
+/// also reversed. A stream and its reverse move every single entry both up and down; the three
+/// independent streams alone left one entry's harmful direction out of all of them one time in
+/// eight, and a logit whose one rounding decides the answer then set no bar (cosine keys
+/// 1.3e-15 from a tie at tau = 0.0018: the tiled dV 7.3 times the bar; docs/RELIABILITY.md,
+/// "The bar"). Two entries that must move opposite ways are moved so with probability 7/8
+/// (37/64 with the three streams alone). The streams as drawn are those of the bar before the
+/// reverses were added, so the bar only widened.
+inline constexpr std::pair<std::uint64_t, bool> kInputStreams[] = {
+    {0x9E3779B97F4A7C15ull, false}, {0xD1B54A32D192ED03ull, false}, {0x8CB92BA72F3D8DD7ull, false},
+    {0x9E3779B97F4A7C15ull, true},  {0xD1B54A32D192ED03ull, true},  {0x8CB92BA72F3D8DD7ull, true}};
+
+/// The streams of weights_rounded_randomly's runs: two seeds, each also reversed, so each
+/// weight is rounded both up and down (the two streams alone left one weight's harmful
+/// direction out one time in four).
+inline constexpr std::pair<std::uint64_t, bool> kWeightStreams[] = {
+    {0x7A3C9E1D5B2F4861ull, false}, {0x3F84D5B5B5470917ull, false},
+    {0x7A3C9E1D5B2F4861ull, true},  {0x3F84D5B5B5470917ull, true}};
 
 /// Moves every entry of a call's inputs: fn(x, up) gives the moved value of x.
 template <class T, class Fn>
@@ -148,8 +172,8 @@ inline std::vector<PerturbedReference> perturbed_references(
     z = qkscope::attention_forward<double>(Q, K, V, params, cfg).masked_scores;
   } catch (const std::invalid_argument&) {
   }
-  for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull, 0x8CB92BA72F3D8DD7ull}) {
-    Signs s(seed);
+  for (const auto& [seed, opposite] : kInputStreams) {
+    Signs s(seed, opposite);
     qkscope::MatrixD q = Q, k = K, v = V, g = dO;
     qkscope::ScoreParams<double> p = params;
     qkscope::AttentionConfig<double> c = cfg;

@@ -59,7 +59,7 @@ inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::M
   const MatrixD ref_out = reference::attention<double>(Qd, Kd, Vd, pd, cd).output;
   CHECK_MATCHES_REFERENCE("tiled output", t.output, qkfuzz::farthest_of(ref_out, out), ref_out);
   // The fuzzer's float backward runs from the double forward: its weights rounded to nearest,
-  // and up or down at random (two streams, the harness's seeds: perturbed.hpp), each a sample
+  // and up or down at random (kWeightStreams: perturbed.hpp), each a sample
   // of what holding P in float does to a gradient.
   std::vector<AttentionGrads<double>> from_double;
   const auto add_from = [&](const AttentionResult<float>& f) {
@@ -69,8 +69,8 @@ inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::M
     }
   };
   add_from(result_as<float>(f64));
-  for (const std::uint64_t seed : {0x7A3C9E1D5B2F4861ull, 0x3F84D5B5B5470917ull}) {
-    qkfuzz::Signs s(seed);
+  for (const auto& [seed, opposite] : qkfuzz::kWeightStreams) {
+    qkfuzz::Signs s(seed, opposite);
     add_from(qkfuzz::weights_rounded_randomly(f64, s));
   }
   auto check = [&](const char* name, const auto& tiled, const auto& core32, const auto& core64, auto get) {
