@@ -18,6 +18,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "qkscope/bias/bias.hpp"
@@ -25,6 +26,7 @@
 #include "qkscope/detail/compensated_sum.hpp"
 #include "qkscope/detail/grad_guards.hpp"
 #include "qkscope/detail/rng.hpp"
+#include "qkscope/detail/row_table_shares.hpp"
 #include "qkscope/mask/mask.hpp"
 #include "qkscope/norm/registry.hpp"
 #include "qkscope/score/registry.hpp"
@@ -342,22 +344,36 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   // backward's (detail/compensated_sum.hpp; fuzzer finding, 2026-12-05).
   const Eigen::Index n_rel = b.relative.size(), n_t5 = b.t5_table.size();
   Eigen::VectorXd drel = Eigen::VectorXd::Zero(2 * n_rel), dt5 = Eigen::VectorXd::Zero(2 * n_t5);  // sums; compensations
+  // In double (the harness's reference) a row whose dz sum to 0 gives its tables' shares by
+  // detail/row_table_shares.hpp's rule, as the tiled path does; the float core adds each dz
+  // (kept out of it for the wasm module's size).
+  const bool row_rule = std::is_same_v<T, double> && shift_invariant;
   Mat<T> dS(shape.L_q, shape.L_k);
   for (int i = 0; i < int(shape.L_q); ++i)
     for (int j = 0; j < int(shape.L_k); ++j) {
       const double dz = double(dZ(i, j)) * row_scale(i);
       if (b.dense.size()) g.ddense(i, j) = T(dz);
-      if (mods.relative) {
+      if (mods.relative && !row_rule) {
         const int k = mods.relative_index(i, j);
         detail::compensated_add(drel(k), drel(n_rel + k), dz);
       }
-      if (mods.t5) {
+      if (mods.t5 && !row_rule) {
         const int k = mods.t5_index(i, j);
         detail::compensated_add(dt5(k), dt5(n_t5 + k), dz);
       }
       if (row_scale(i) == 1) dS(i, j) = mods.grad_raw(dZ(i, j), fwd.raw_scores(i, j));
       else if (dz == 0) dS(i, j) = 0;
       else dS(i, j) = T(mods.grad_raw_from_z(dz, double(fwd.raw_scores(i, j))));
+    }
+  if constexpr (std::is_same_v<T, double>)
+    if (row_rule && (mods.relative || mods.t5)) {
+      detail::PositionRowShares rows_shares;
+      rows_shares.resize(mods);
+      for (int i = 0; i < int(shape.L_q); ++i) {
+        for (int j = 0; j < int(shape.L_k); ++j) rows_shares.add(mods, i, j, dZ(i, j) * row_scale(i));
+        rows_shares.rel.flush(drel.data(), drel.data() + n_rel);
+        rows_shares.t5.flush(dt5.data(), dt5.data() + n_t5);
+      }
     }
   if (n_rel) g.drelative = (drel.head(n_rel) + drel.tail(n_rel)).cast<T>();
   if (b.t5) g.dt5_table = (dt5.head(n_t5) + dt5.tail(n_t5)).cast<T>();

@@ -172,6 +172,17 @@ auto fold_check(double scale, const AttentionConfig<T>& cfg, const MaskFn& mask,
 
 }  // namespace detail
 
+/// The tiled backward's table rule (position_grad.hpp, position_rows) needs each row's dz to
+/// sum to 0: every normalizer on the tiled kernel must be shift-invariant.
+template <class N>
+constexpr bool tiled_rows_sum_to_zero() {
+  if constexpr (!is_online<N>()) return true;
+  else if constexpr (requires { N::shift_invariant; }) return N::shift_invariant;
+  else return false;
+}
+static_assert(std::apply([](auto... n) { return (tiled_rows_sum_to_zero<decltype(n)>() && ...); }, Normalizers{}),
+              "an online normalizer that is not shift-invariant breaks position_rows' rule");
+
 /// True when (cfg.normalizer) runs on the tiled kernel; otherwise the calls fall back to the core.
 template <class T>
 bool tiled_supported(const AttentionConfig<T>& cfg) {

@@ -8,16 +8,18 @@
 // backward, instead of rounding noise that 1 / tau amplifies (dO . O and dO V^T round
 // differently). Two passes so that no two threads add into the same row, which keeps results
 // bitwise identical for any thread count without atomics: pass B, items (head, query tile)
-// -> D, dQ and the temperature gradient (P, dP and S of the query tile's row of blocks are
-// kept, (bq, L_k) each per thread, so D costs no extra recomputation); then pass A, items
-// (head, key tile) -> dK, dV (+ bias and extra-parameter partial sums). Partial sums are
-// reduced afterwards in item order.
+// -> D, dQ, the temperature gradient and the position tables' (P, dP and S of the query
+// tile's row of blocks are kept, (bq, L_k) each per thread, so D costs no extra
+// recomputation; the tables' per row: position_grad.hpp); then pass A, items
+// (head, key tile) -> dK, dV (+ the dense bias and extra-parameter partial sums). Partial
+// sums are reduced afterwards in item order.
 #pragma once
 
 #include <type_traits>
 #include <vector>
 
 #include "qkscope/cpu/flash.hpp"
+#include "qkscope/cpu/position_grad.hpp"
 #include "qkscope/cpu/temperature_grad.hpp"
 #include "qkscope/detail/compensated_sum.hpp"
 
@@ -42,6 +44,8 @@ struct BackwardScratch {
   std::vector<double> rows;  // per query row: sum of the divided P, sum P
   std::vector<double> row_sums, row_ref;  // per query row: RowSums (finish_tile)
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
+  Mat<double> rowDz;                // pass B, with position tables: dz = dx / tau in double, (bq, L_k)
+  PositionScratch pos;              // pass B: the rows' shares of the position tables
   bool refined = false;  // tile_grad's tile was recomputed by the scorer's refine hook
   void reserve(Eigen::Index n) {
     for (Vec<T>* v : {&s, &x, &p, &dx})
@@ -94,23 +98,17 @@ struct TileLogits {
 };
 
 /// dx = P (dP - D) in place of dP, then through the modifiers to dL/draw (S: the raw scores).
-/// dpos (the relative table's 2R+1 entries, then the T5 table's) gathers dz = dx / tau in
-/// double from dx before it is rounded to T: a table entry read by every pair of a row has
-/// the gradient sum_j dz_ij = 0 exactly, and summing float dz of size 1e3 (tau = 1e-3) left
-/// 6e-5 where the rule allows 1e-6 (fuzzer finding). With rs (the scorers of
+/// dz (pass B, with position tables) receives dz = dx / tau in double, before dx is rounded
+/// to T, at (r, j0 + c): a table entry read by every pair of a row has the gradient
+/// sum_j dz_ij = 0 exactly, and summing float dz of size 1e3 (tau = 1e-3) left 6e-5 where the
+/// rule allows 1e-6 (fuzzer finding; gathered per row by position_rows). With rs (the scorers of
 /// grad_q_by_rows) and a softcap, dL/draw = dx / tau * s' * scale is formed in double
 /// (pipeline::ScoreMods::grad_raw_from_z with the slope in double) and R_i gathered (RowSums).
 template <class T>
 void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index j0,
                  const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
-                 const TileLogits<T>& Z, double* dpos, Mat<T>* ddense, const RowSums* rs = nullptr) {
+                 const TileLogits<T>& Z, Mat<double>* dz, Mat<T>* ddense, const RowSums* rs = nullptr) {
   const auto& m = ops.mods;
-  const bool positional = dpos && (m.relative || m.t5);
-  // dpos holds n_pos sums, then their n_pos compensations (detail::compensated_add): pairs of
-  // other rows and key tiles cancel to 0 in double where one row's -0.18 has to stay (dz of
-  // +-1e37 on two tied keys; the T5 entry came out 0: fuzzer finding).
-  const int n_pos = (m.relative ? 2 * m.R + 1 : 0) + (m.t5 ? m.buckets.num_buckets : 0);
-  auto add_pos = [&](int k, double dz) { qkscope::detail::compensated_add(dpos[k], dpos[n_pos + k], dz); };
   const bool exact_slopes = rs && m.softcap;
   const double inv_tau = double(m.inv_tau), scale = double(m.scale);
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
@@ -130,13 +128,7 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
       }
       if (rs->sum) rs->sum[r] += sum * inv_tau * scale;
     }
-    if (positional)
-      for (Eigen::Index c = 0; c < dx.size(); ++c) {
-        const int i = int(i0 + r), j = int(j0 + c);
-        const double dz = dx(c) * inv_tau;
-        if (m.relative) add_pos(m.relative_index(i, j), dz);
-        if (m.t5) add_pos((m.relative ? 2 * m.R + 1 : 0) + m.t5_index(i, j), dz);
-      }
+    if (dz) dz->row(r).segment(j0, dx.size()) = dx * inv_tau;
     if (!exact_slopes) dX.row(r) = dx.template cast<T>();
   }
   if (!exact_slopes) ops.backward(dX, S, i0, j0, ddense);
@@ -147,8 +139,7 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
 template <class T, class Scorer>
 bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const Mat<T>& dO,
                const Vec<T>& lse, const RowShift* D, const Eigen::VectorXd* inv_sum, Eigen::Index i0, Eigen::Index bq, Eigen::Index j0,
-               Eigen::Index bk, BackwardScratch<T>& w, double* drel,
-               std::type_identity_t<Mat<T>>* ddense, double* rows) {
+               Eigen::Index bk, BackwardScratch<T>& w, std::type_identity_t<Mat<T>>* ddense, double* rows) {
   const pipeline::Mask& mask = ops.mask;
   if (classify_tile(mask, i0, i0 + bq, j0, j0 + bk) == pipeline::BlockKind::empty) return false;
   const T ninf = -std::numeric_limits<T>::infinity();
@@ -193,7 +184,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     }
   if (D) {  // pass A: the same dL/draw as pass B (exact slopes for the by-rows scorers)
     const RowSums slopes_only{};
-    finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum}, drel, ddense,
+    finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum}, nullptr, ddense,
                    Scorer::grad_q_by_rows ? &slopes_only : nullptr);
   }
   return true;
@@ -266,7 +257,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   std::vector<RowShift> D(heads);
   std::vector<Eigen::VectorXd> inv_sum(heads);
   std::vector<Vec<T>> lse(heads);
-  std::vector<Mat<double>> rel_part(heads);  // in double: finish_tile
+  std::vector<std::vector<TableSum>> rel_part(heads * nq);  // per (head, query tile): position_rows
   std::vector<Mat<T>> extra_part(heads), extra_rows_part(heads);  // per key tile; per query tile
   std::vector<double> dtau_part(heads * nq, 0.0);
   for (Eigen::Index n = 0; n < heads; ++n) {
@@ -279,7 +270,6 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     g[n].dKs.resize(L_k, scorers[n].k_width());
     g[n].dV.resize(L_k, V[n]->cols());
     if (ops.mods.dense) g[n].ddense = Mat<T>::Zero(L_q, L_k);
-    rel_part[n] = Mat<double>::Zero(nk, 2 * n_pos);  // per key tile: relative, T5 table; compensations
     extra_part[n] = Mat<T>::Zero(nk, n_extra);
     extra_rows_part[n] = Mat<T>::Zero(nq, n_extra);
   }
@@ -298,8 +288,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     std::vector<Eigen::Index> blocks;  // key-tile starts j0 with visible pairs
     for (Eigen::Index j0 = 0; j0 < L_k; j0 += opt.block_k) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
-      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], nullptr, nullptr, i0, bq, j0, bk, w, nullptr, nullptr,
-                     w.rows.data()))
+      if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], nullptr, nullptr, i0, bq, j0, bk, w, nullptr, w.rows.data()))
         continue;
       blocks.push_back(j0);
       w.rowS.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.s.data(), bq, bk);
@@ -326,11 +315,12 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
             }
       }
     const RowSums rs{w.row_sums.data(), w.row_ref.data()};
+    if (n_pos) w.rowDz.resize(bq, L_k);
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
                      w.rowS.middleCols(j0, bk), TileLogits<T>{w.rowX.middleCols(j0, bk), lse[n], inv_sum[n]},
-                     nullptr, nullptr, by_rows ? &rs : nullptr);
+                     n_pos ? &w.rowDz : nullptr, nullptr, by_rows ? &rs : nullptr);
       if constexpr (requires { sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt); })
         sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);
     }
@@ -340,6 +330,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       if (n_extra) extra_rows_part[n].row(t) = w.extra.transpose();
     }
     g[n].dQs.middleRows(i0, bq) = w.dQt;
+    if (n_pos) rel_part[item] = position_rows(ops.mods, w.pos, w.rowDz, i0, blocks, opt.block_k, L_k);
   });
   // Pass A: (head, key tile) items own dK, dV and the per-key-tile partial sums.
   parallel_items<BackwardScratch<T>>(heads * nk, threads, [&](Eigen::Index item, BackwardScratch<T>& w) {
@@ -352,7 +343,6 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     for (Eigen::Index i0 = 0; i0 < L_q; i0 += opt.block_q) {
       const Eigen::Index bq = std::min(opt.block_q, L_q - i0);
       if (!tile_grad(sc, ops, *V[n], *dO[n], lse[n], &D[n], &inv_sum[n], i0, bq, j0, bk, w,
-                     n_pos ? rel_part[n].row(t).data() : nullptr,
                      g[n].ddense.size() ? &g[n].ddense : nullptr, nullptr))
         continue;
       const Eigen::Map<const Mat<T>> P(w.p.data(), bq, bk), dX(w.dx.data(), bq, bk);
@@ -371,15 +361,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   // Reductions in tile order: independent of the thread count.
   for (Eigen::Index n = 0; n < heads; ++n) {
     g[n].extra = Vec<T>::Zero(n_extra);
-    Vec<T> pos(n_pos);  // in tile order, compensated (finish_tile)
-    for (Eigen::Index k = 0; k < n_pos; ++k) {
-      double s = 0, c = 0;
-      for (Eigen::Index t = 0; t < nk; ++t) {
-        qkscope::detail::compensated_add(s, c, rel_part[n](t, k));
-        c += rel_part[n](t, n_pos + k);
-      }
-      pos(k) = T(s + c);
-    }
+    const Vec<T> pos = reduce_tables(&rel_part[std::size_t(n * nq)], nq, n_pos).template cast<T>();
     if (n_rel) g[n].drelative = pos.head(n_rel);
     if (n_t5) g[n].dt5_table = pos.tail(n_t5);
     for (Eigen::Index t = 0; t < nk; ++t)
