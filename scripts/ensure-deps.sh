@@ -24,6 +24,7 @@ checks=(
   "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc|fonts-noto-cjk"
   "/usr/lib/python3/dist-packages/torch/__init__.py|python3-torch"
   "/usr/share/dictd/devil.dict.dz|dict-devil"
+  "valgrind|valgrind"
 )
 
 missing=()

@@ -98,7 +98,14 @@ inline Case make_case(FuzzedDataProvider& f) {
       if (v->size() && f.ConsumeIntegralInRange<int>(0, 3) == 0) (*v)(f.ConsumeIntegralInRange<Eigen::Index>(0, v->size() - 1)) = value(f);
     for (Matrix* m : {&c.params.W, &c.params.W_q, &c.params.W_k})
       if (m->size() && f.ConsumeIntegralInRange<int>(0, 3) == 0) m->data()[f.ConsumeIntegralInRange<Eigen::Index>(0, m->size() - 1)] = value(f);
-    if (f.ConsumeIntegralInRange<int>(0, 30) == 0) c.params.v.resize(d_h + 1);
+    // A wrong-sized v: its entries kept where they fit, the rest 0 (a bare resize left them
+    // uninitialised, so whether a NaN check threw depended on the heap: valgrind, 2026-12-06).
+    if (f.ConsumeIntegralInRange<int>(0, 30) == 0) {
+      Vector v = Vector::Zero(d_h + 1);
+      const Eigen::Index n = std::min(v.size(), c.params.v.size());
+      v.head(n) = c.params.v.head(n);
+      c.params.v = v;
+    }
   }
 
   auto& cfg = c.cfg;
@@ -224,10 +231,22 @@ inline void describe(const std::string& what, const Case& c) {
   }
 }
 
+#ifdef QKSCOPE_FUZZ_STUDY
+/// study.cpp's build: a finding is thrown and counted, not fatal.
+struct Found {
+  std::string what;
+};
+#endif
+
 /// Stops the run with the case description: libFuzzer saves the input as a crash file.
 [[noreturn]] inline void finding(const std::string& what, const Case& c) {
+#ifdef QKSCOPE_FUZZ_STUDY
+  (void)c;
+  throw Found{what};
+#else
   describe("FUZZ FINDING: " + what, c);
   __builtin_trap();
+#endif
 }
 
 template <class M>

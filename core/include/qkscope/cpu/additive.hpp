@@ -158,6 +158,9 @@ struct AdditiveScorer {
   /// tied keys' dS of 1e33 cancelled and took the value along (fuzzer findings).
   void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                    const Mat<T>& dS, const double* R, Mat<T>& dAt, Vec<T>& dv) const {
+    // A query tile that visits no key block adds nothing; the sums below would read the
+    // reference key's tanh before any was written (valgrind: an uninitialised E_A, 2026-12-06).
+    if (blocks.empty()) return;
     const Eigen::Index L_k = dS.cols();
     const Vec<T>& v = *vp;
     Row tv(EA ? 0 : L_k), x(EA ? 0 : std::min(block_k, L_k));  // the direct form's scratch
@@ -166,7 +169,7 @@ struct AdditiveScorer {
       // The split only where the row's dS add up to R within their rounding (the core's rule);
       // its reference: the key of largest |dS|.
       T row_sum = 0, row_abs = 0;
-      Eigen::Index top = blocks.empty() ? 0 : blocks[0];
+      Eigen::Index top = blocks[0];
       for (const Eigen::Index j0 : blocks)
         for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
           row_sum += dS(r, j);
