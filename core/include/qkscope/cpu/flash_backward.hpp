@@ -114,6 +114,13 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
     Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
                             ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
+    // A key of P = 0 (masked in a partly visible block, or underflowed) has dx = 0 even where
+    // its dP = dO v_j overflowed float: 0 * inf gave NaN, which the query rows' sums then
+    // carried (neg_sq dQ 0 where 3.3e-4 once a block held a padded key of v 1.9e38: fuzzer,
+    // 2026-12-06). The core's double dP does not overflow there.
+    if (!dx.allFinite())
+      for (Eigen::Index c = 0; c < dx.size(); ++c)
+        if (P(r, c) == T(0)) dx(c) = 0;
     if (D.subnormal[std::size_t(i0 + r)])  // subnormal P in double, as D took them (row_shifts)
       for (Eigen::Index c = 0; c < dx.size(); ++c)
         if (P(r, c) > T(0) && P(r, c) < std::numeric_limits<T>::min())
