@@ -49,3 +49,28 @@ TEST_CASE("the Catch2 matcher applies the same rule to float paths", "[tolerance
   const qkscope::Matrix off = (ref.array() + 0.01).matrix().cast<float>();
   CHECK_FALSE(qktest::MatchesReference("x", fast, ref).match(off));
 }
+
+TEST_CASE("tolerance rule: a float inf matches a reference within tol of rounding past FLT_MAX", "[tolerance]") {
+  // A logsumexp of -3.4028235157957843e38 is within half an ulp of -FLT_MAX (float's overflow
+  // point is FLT_MAX + 2^103 = 3.4028235677973366e38); a float path whose score rounded one
+  // step larger gives -inf (fuzzer, 2026-12-06: tests/fuzz/fixed/neg-sq-logsumexp-...-a23).
+  const float inf = std::numeric_limits<float>::infinity();
+  const double near = -3.4028235157957843e38;
+  MatrixD ref(1, 2), naive(1, 2);
+  ref << near, 1;
+  naive << near, 1;
+  qkscope::Matrix fast(1, 2);
+  fast << -inf, 1;
+  // The floor alone (1e-6 (1 + 3.4e38)) reaches the overflow point: matches.
+  CHECK(compare("lse", fast, naive, ref).ok);
+  // The wrong sign, a double fast path (its own range), and a reference far from the edge do not.
+  fast << inf, 1;
+  CHECK_FALSE(compare("lse", fast, naive, ref).ok);
+  MatrixD fast64(1, 2);
+  fast64 << -std::numeric_limits<double>::infinity(), 1;
+  CHECK_FALSE(compare("lse", fast64, naive, ref).ok);
+  ref << -1e38, 1;
+  naive << -1e38, 1;
+  fast << -inf, 1;
+  CHECK_FALSE(compare("lse", fast, naive, ref).ok);
+}
