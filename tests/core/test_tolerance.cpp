@@ -73,4 +73,16 @@ TEST_CASE("tolerance rule: a float inf matches a reference within tol of roundin
   naive << -1e38, 1;
   fast << -inf, 1;
   CHECK_FALSE(compare("lse", fast, naive, ref).ok);
+  // A tol made large by another entry lets no small entry match inf (review): a visible row's
+  // logsumexp of -5 is not -inf beside an entry of 1e45.
+  MatrixD big(1, 2);
+  big << 1e45, -5;
+  qkscope::Matrix fast2(1, 2);
+  fast2 << inf, -inf;
+  CHECK_FALSE(compare("lse", fast2, big, big).ok);
+  // The overflow point is FLT_MAX plus half an ulp: a reference just below it matches only
+  // within the floor, which at 3.4e38 is far wider than an ulp.
+  ref << 3.4028234663852886e38, 1;
+  fast << inf, 1;
+  CHECK(compare("lse", fast, ref, ref).ok);
 }

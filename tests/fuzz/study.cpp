@@ -26,11 +26,14 @@
 
 #include "fuzz_attention.cpp"
 
-// Whether `item` is one of the comma-separated entries of `list`.
+// Whether `item` is one of the comma-separated entries of `list` (spaces around each trimmed).
 static bool listed(const std::string& list, const std::string& item) {
   for (std::size_t a = 0;;) {
     const std::size_t b = list.find(',', a);
-    if (list.compare(a, b == std::string::npos ? std::string::npos : b - a, item) == 0) return true;
+    std::string entry = list.substr(a, b == std::string::npos ? std::string::npos : b - a);
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    if (entry == item) return true;
     if (b == std::string::npos) return false;
     a = b + 1;
   }
@@ -51,8 +54,14 @@ int main(int argc, char** argv) {
                           std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {}));
     }
   std::sort(inputs.begin(), inputs.end());  // directory order is not stable across machines
-  const char* dump = std::getenv("QKSCOPE_STUDY_DUMP");
-  const char* only = std::getenv("QKSCOPE_STUDY_ONLY");
+  // Empty variables count as unset; DUMP's folder is made if missing.
+  auto env = [](const char* name) -> const char* {
+    const char* v = std::getenv(name);
+    return v && *v ? v : nullptr;
+  };
+  const char* dump = env("QKSCOPE_STUDY_DUMP");
+  const char* only = env("QKSCOPE_STUDY_ONLY");
+  if (dump) std::filesystem::create_directories(dump);
   const bool trace = std::getenv("QKSCOPE_STUDY_TRACE") != nullptr;
   std::mt19937_64 rng(12345);
   long cases = 0, flagged = 0;

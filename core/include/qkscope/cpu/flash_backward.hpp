@@ -114,13 +114,6 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
     Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
                             ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
-    // A key of P = 0 (masked in a partly visible block, or underflowed) has dx = 0 even where
-    // its dP = dO v_j overflowed float: 0 * inf gave NaN, which the query rows' sums then
-    // carried (neg_sq dQ 0 where 3.3e-4 once a block held a padded key of v 1.9e38: fuzzer,
-    // 2026-12-06). The core's double dP does not overflow there.
-    if (!dx.allFinite())
-      for (Eigen::Index c = 0; c < dx.size(); ++c)
-        if (P(r, c) == T(0)) dx(c) = 0;
     if (D.subnormal[std::size_t(i0 + r)])  // subnormal P in double, as D took them (row_shifts)
       for (Eigen::Index c = 0; c < dx.size(); ++c)
         if (P(r, c) > T(0) && P(r, c) < std::numeric_limits<T>::min())
@@ -139,6 +132,24 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
     if (!exact_slopes) dX.row(r) = dx.template cast<T>();
   }
   if (!exact_slopes) ops.backward(dX, S, i0, j0, ddense);
+}
+
+/// A masked key's dx is exactly 0 even where its dP = dO v_j overflowed float: P = 0 times inf
+/// gave NaN, which the query rows' sums carried (neg_sq dQ 0 where 3.3e-4 once a key block held
+/// a padded key of value 1.9e38: fuzzer, 2026-12-06). So in a tile whose dP is not all finite
+/// the masked entries' dP become 0: outside the row's visible range, a -inf logit (keep mask,
+/// dense bias), or a fully masked row. A visible key whose P underflowed keeps its inf (its
+/// true dx is not 0: review): the call goes to the core. One copy per T, not per scorer (the
+/// tiled wasm module's size).
+template <class T>
+EIGEN_DONT_INLINE void zero_masked_dp(const pipeline::Mask& mask, const Vec<T>& lse, const Eigen::Map<Mat<T>>& X,
+                                      Eigen::Map<Mat<T>>& dX, Eigen::Index i0, Eigen::Index j0) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (Eigen::Index r = 0; r < dX.rows(); ++r) {
+    const auto [lo, hi] = block_range(mask, i0 + r, j0, dX.cols());
+    for (Eigen::Index c = 0; c < dX.cols(); ++c)
+      if (c < lo || c >= hi || lse(i0 + r) == ninf || X(r, c) == ninf) dX(r, c) = 0;
+  }
 }
 
 /// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx), and P
@@ -184,6 +195,7 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     if (inv_sum) ps *= T((*inv_sum)(i));
   }
   dX.noalias() = dO.middleRows(i0, bq) * V.middleRows(j0, bk).transpose();  // dP
+  if (!dX.allFinite()) zero_masked_dp<T>(mask, lse, X, dX, i0, j0);
   if (rows)  // per row: sum P (for the division)
     for (Eigen::Index r = 0; r < bq; ++r) {
       const auto [lo, hi] = block_range(mask, i0 + r, j0, bk);

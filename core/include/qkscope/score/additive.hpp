@@ -131,18 +131,21 @@ struct Additive {
           // |t| > 1/2: past |x| ~ 19 tanh rounds to 1 and 1 - t^2 gave 0 where sech^2 x is
           // 1.5e-18 (dW_k 0 where 8.5e18: fuzzer, 2026-12-06). The float core, in the wasm
           // module's size budget, keeps the plain form.
-          T u = T(1) - t2;
-          if constexpr (std::is_same_v<T, double>)
-            if (std::abs(t) > T(0.5)) {
-              const T c = tanh_complement(X(j, h), t);
-              u = c * (T(2) - c);
-            }
+          T u = T(1) - t2, w_used = w, e = t2 + tr * tr;
+          if constexpr (std::is_same_v<T, double>) {
+            u = saturated_u(X(j, h), t);
+            // u - u_r is the same w; where t and t_r both saturate, t_r^2 - t^2 rounds to 0
+            // (t = +-1) while u and u_r keep their digits: the double core gave dQ 0 where it is
+            // -7.38e7 over keys at x = -25.6 and 26.3 (fuzzer, 2026-12-06). The form whose
+            // rounding estimate is the smaller.
+            if (u + f.u_r(h) < e) w_used = u - f.u_r(h), e = u + f.u_r(h);
+          }
           dB(j, h) += d * v(h) * u;
           f.plain(h) += d * u;
           f.plain_bound(h) += a * u;
-          f.split(h) += d * w;
-          f.split_bound(h) += a * std::abs(w);
-          f.E_A(h) += a * (t2 + tr * tr);
+          f.split(h) += d * w_used;
+          f.split_bound(h) += a * std::abs(w_used);
+          f.E_A(h) += a * e;
           f.v_plain(h) += d * t;
           f.v_plain_bound(h) += a * std::abs(t);
         }
@@ -161,7 +164,14 @@ struct Additive {
           for (Eigen::Index h = 0; h < d_h; ++h) {
             if (exact(h) == 0) continue;
             const T t = H(j, h), tr = f.t_r(h);
-            const T dt = key_tanh_difference(B(j, h), B(top, h), X(j, h), t, tr, f.c_r(h)), w = -(dt * (t + tr));
+            const T dt = key_tanh_difference(B(j, h), B(top, h), X(j, h), t, tr, f.c_r(h));
+            T w = -(dt * (t + tr));
+            // In double, u - u_r where t + t_r cancels (t and t_r saturated, opposite signs): its
+            // rounding, about eps (u + u_r), against |dt| eps (|t| + |t_r|) for the product.
+            if constexpr (std::is_same_v<T, double>) {
+              const T u = saturated_u(X(j, h), t);
+              if (u + f.u_r(h) < std::abs(dt) * (std::abs(t) + std::abs(tr))) w = u - f.u_r(h);
+            }
             f.split(h) += d * w;
             f.split_bound(h) += a * std::abs(w);
             f.v_split(h) += d * dt;
@@ -180,6 +190,14 @@ struct Additive {
     g.dparams.W_k = dB.transpose() * K;
     g.dparams.v = dv;
     g.dparams.b = dA.colwise().sum().transpose();
+  }
+  /// u = 1 - t^2 for t = tanh(x) (double only): past |t| = 1/2 as c (2 - c), c = 1 - |t|
+  /// (tanh_complement), without the cancellation that gives 0 once t rounds to +-1 (|x| ~ 19)
+  /// where sech^2 x is 1.5e-18 (dW_k 0 where 8.5e18: fuzzer, 2026-12-06).
+  static double saturated_u(double x, double t) {
+    if (!(std::abs(t) > 0.5)) return 1 - t * t;
+    const double c = tanh_complement(x, t);
+    return c * (2 - c);
   }
   /// Fast paths (score/forms.hpp): the fused form, projections A = Q W_q^T + b, B = K W_k^T
   /// computed once; the kernels never store the (L_q, L_k, d_h) tanh tensor.
