@@ -52,6 +52,19 @@ inline qkscope::cpu::TiledOptions one_thread(Eigen::Index block_k = 2) {
   return o;
 }
 
+/// The tiled path's gradients at query tiles of 1 and key tiles of block_k, one thread (the
+/// forward must not fall back to the core).
+inline qkscope::AttentionGrads<float> tiled_grads(const qkscope::Matrix& Q, const qkscope::Matrix& K,
+                                                  const qkscope::Matrix& V, const qkscope::Matrix& dO,
+                                                  const qkscope::ScoreParams<float>& p,
+                                                  const qkscope::AttentionConfig<float>& c, Eigen::Index block_k) {
+  using namespace qkscope;
+  const auto o = one_thread(block_k);
+  const auto t = cpu::attention_forward<float>(Q, K, V, p, c, o);
+  REQUIRE_FALSE(t.fallback);
+  return cpu::attention_backward<float>(Q, K, V, p, c, t, dO, o);
+}
+
 /// The tiled path's forward and backward match the double core, with the float core as the
 /// bar; returns the tiled gradients for further checks.
 inline qkscope::AttentionGrads<float> tiled_matches(const qkscope::Matrix& Q, const qkscope::Matrix& K,
