@@ -7,9 +7,8 @@
 // at most one (L_k, d_h) slab lives at a time and backward recomputes tanh.
 #pragma once
 
-#include <type_traits>
-
 #include <cmath>
+#include <type_traits>
 
 #include "qkscope/detail/check.hpp"
 #include "qkscope/detail/rng.hpp"

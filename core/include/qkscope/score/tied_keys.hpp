@@ -113,7 +113,7 @@ EIGEN_DONT_INLINE Eigen::Index tied_reference(const T* dS_row, const KeyBlocks& 
 }
 
 /// Per key, its largest |entry| (the keys the plain sum runs over), or inf where one is not
-/// finite: lossy_row_reference's bound. O(L_k d). Not inlined: one copy per T (wasm size).
+/// finite: lossy_row_reference's bound. O(L_k d).
 template <class T>
 EIGEN_DONT_INLINE std::vector<double> key_magnitudes(const Mat<T>& K) {
   std::vector<double> m(std::size_t(K.rows()), 0.0);
@@ -125,40 +125,39 @@ EIGEN_DONT_INLINE std::vector<double> key_magnitudes(const Mat<T>& K) {
   return m;
 }
 
-/// The key a row of dS K may split about where no tied group carries it, or -1.
-/// R_i = 0 makes sum_j dS_ij k_j = sum_j dS_ij (k_j - c) for any centre c; about 0 (or neg_sq's
-/// mean key) a row whose keys sit together far from that centre keeps eps |dS| |k| of error
-/// where its terms' differences are exact: one query at 0.01 over keys 5.4e-22 and -1.1e-24 with
-/// dS of +-3.04e17 got dQ 0 from the double core's centred keys (mean 3.3e-3 over every key,
-/// which rounds the keys' offsets away) where it is 3.3e-4; the tiled path gave 0 too where a
-/// key block held the padded key (fuzzer, 2026-12-06). Only rows whose plain sum is lossy,
-/// eps sum_j |dS_ij| kmax_j above `keep` times the row's largest |out_row| entry (d entries),
-/// with every key of nonzero dS finite and the dS adding up to R = 0 (split_consistent, n
-/// keys); the reference is the row's largest-|dS| key (the lowest index on a tie). O(keys).
-/// Not inlined: one copy per T (wasm size).
+/// The key a row of dS K may split about where no tied group carries it, or -1 (the double
+/// core only: dS_times_keys). R_i = 0 makes sum_j dS_ij k_j = sum_j dS_ij (k_j - c) for any
+/// centre c; about 0 (or neg_sq's mean key) a row whose keys sit together far from that centre
+/// keeps eps |dS| |k| of error where its terms' differences are exact: one query at 0.01 over
+/// keys 5.4e-22 and -1.1e-24 with dS of +-3.04e17 got dQ 0 from the double core's centred keys
+/// (mean 3.3e-3 over every key, which rounds the keys' offsets away) where it is 3.3e-4, the
+/// tiled path's (its centred keys tie in float, and its tied split takes differences of the keys
+/// as given: fuzzer, 2026-12-06). Only rows whose plain sum keeps fewer than 34 bits (the neg_sq
+/// retake's rule in double), eps sum_j |dS_ij| kmax_j above 2^-34 of the row's largest |out_row|
+/// entry (d entries), with every key of nonzero dS finite and the dS adding up to R = 0
+/// (split_consistent over the row's L_k keys); the reference is the row's largest-|dS| key (the
+/// lowest index on a tie). O(L_k + d).
 template <class T>
-EIGEN_DONT_INLINE Eigen::Index lossy_row_reference(const T* dS_row, const KeyBlocks& keys, const T* out_row,
-                                                   Eigen::Index d, const std::vector<double>& kmax, double R,
-                                                   Eigen::Index n, double keep) {
+EIGEN_DONT_INLINE Eigen::Index lossy_row_reference(const T* dS_row, Eigen::Index L_k, const T* out_row, Eigen::Index d,
+                                                   const std::vector<double>& kmax, double R) {
   if (R != 0) return -1;
   T sum = 0, abs_sum = 0;
   double bound = 0, best_w = 0;
   Eigen::Index best = -1;
-  bool finite = true;
-  keys.each([&](Eigen::Index j) {
+  for (Eigen::Index j = 0; j < L_k; ++j) {
     const T w = dS_row[j];
-    if (w == T(0)) return;
+    if (w == T(0)) continue;
     const double a = std::abs(double(w));
-    finite = finite && std::isfinite(kmax[std::size_t(j)]) && std::isfinite(a);
+    if (!std::isfinite(kmax[std::size_t(j)]) || !std::isfinite(a)) return -1;
     sum += w;
     abs_sum += std::abs(w);
     bound += a * kmax[std::size_t(j)];
     if (a > best_w) best_w = a, best = j;
-  });
+  }
   double largest = 0;
   for (Eigen::Index c = 0; c < d; ++c) largest = std::max(largest, std::abs(double(out_row[c])));
   const double eps = std::numeric_limits<T>::epsilon();
-  if (!finite || best < 0 || eps * bound <= keep * largest || !split_consistent(sum, abs_sum, R, n)) return -1;
+  if (best < 0 || eps * bound <= 0x1p-34 * largest || !split_consistent(sum, abs_sum, R, L_k)) return -1;
   return best;
 }
 
@@ -182,7 +181,7 @@ EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const 
   const std::vector<Eigen::Index> group = tied_groups(K, plain_keys != nullptr);
   // In double (the fuzz harness's reference for gradients), a row without a tied group may
   // also split, about its largest-|dS| key (lossy_row_reference): the float core and the core
-  // wasm module are unchanged (the tiled path does it in float: cpu/scorers.hpp).
+  // wasm module are unchanged.
   constexpr bool any_key = std::is_same_v<T, double>;
   if (group.empty() && !any_key) return out;
   const Eigen::Index L_q = dS.rows(), L_k = K.rows();
@@ -196,9 +195,9 @@ EIGEN_DONT_INLINE Mat<T> dS_times_keys(const Mat<T>& dS, const Mat<T>& K, const 
   if constexpr (any_key) {
     const std::vector<double> kmax = key_magnitudes(Kp);  // Kp is K shifted: finite together
     for (Eigen::Index i = 0; i < L_q; ++i)
-      if (ref[std::size_t(i)] < 0)  // 34 bits: the neg_sq retake's rule in double
-        ref[std::size_t(i)] = lossy_row_reference(dS.data() + i * L_k, all, out.data() + i * out.cols(), out.cols(),
-                                                  kmax, R(i), L_k, 0x1p-34);
+      if (ref[std::size_t(i)] < 0)
+        ref[std::size_t(i)] = lossy_row_reference(dS.data() + i * L_k, L_k, out.data() + i * out.cols(), out.cols(),
+                                                  kmax, R(i));
   }
   // Per row with a reference: the split sum_j dS_ij (k_jc - k_ref,c) (the reference group's
   // terms exactly 0) and both bounds, sum_j |dS_ij| |kp_jc| and sum_j |dS_ij| |k_jc - k_ref,c|;
