@@ -46,7 +46,9 @@
 //                                 took 1.3 KB more and passed that budget); 218 KB
 //                                 until the relative and T5 tables' gradients per
 //                                 query row (the share rule of a row whose dz sum to
-//                                 0, fifteenth session): 218,317 B;
+//                                 0, fifteenth session): 218,317 B; 218,973 B with
+//                                 the additive exact pass's t + t_r over keys of
+//                                 opposite sign (seventeenth session, 27 B left);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';

@@ -94,8 +94,14 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
         AP::sech2_tanh_scalar(ea[h], eb[c * dh + h], small, u, t, &cj);
         T d = small ? (tt - t) * (tt + t) : u - ut, dt = t;  // first pass: t for dv's plain sum
         if (exact) {
-          dt = score::tanh_difference(AP::tanh_scalar(b[c * dh + h] - b[top * dh + h]), t, tt, cj, ct);
-          d = -(dt * (t + tt));
+          const T bc = b[c * dh + h], bt = b[top * dh + h];
+          dt = score::tanh_difference(AP::tanh_scalar(bc - bt), t, tt, cj, ct);
+          // t + t_r cancels where the signs differ, and the exp form's t of x and -x are not
+          // exactly opposite: tanh x + tanh y = tanh(x + y) (1 + tanh x tanh y), x + y = 2A + B_j
+          // + B_r (0 for mirrored keys, whose dQ terms cancel exactly: the fuzzer's -2.9e29).
+          const T sum = t * tt < T(0) ? score::tanh_difference(AP::tanh_scalar(bc + bt + T(2) * (*s.Ap)(i, h)), t, -tt, cj, ct)
+                                      : t + tt;
+          d = -(dt * sum);
         }
         g += ds * u;
         gb += ads * u;

@@ -1,0 +1,68 @@
+// The tiled additive dA over keys whose tanh have opposite signs (cpu/additive_rows.hpp, the
+// fused form's exact pass). A query at 0 over keys 1 and -1 (no bias) gives x_2 = -x_1, so
+// t_2 = -t_1, u_2 = u_1 and dQ = sum_h W_q,h v_h u_h (dS_1 + dS_2) / tau = 0 exactly (the
+// softmax's dS sum to 0). The fused form's t of x and -x come from e^{2A} e^{2B} and a p that is
+// not exactly 1 / p', so t_1 + t_2 was a few ulps and the exact pass's -(t - t_r)(t + t_r)
+// carried it times dS of 1e38: dQ -2.93e29 where 0 (fuzzer, 2026-12-06: tests/fuzz/fixed/
+// additive-dQ-opposite-keys-sixteenth-2026-12-06). The pass now forms t + t_r from the keys' own
+// sum where the signs differ, tanh(2A + B_j + B_r) (1 + t t_r), as tanh_difference.hpp forms
+// t - t_r from B_j - B_r (Bahdanau et al. 2015, A.1.2, for the score).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "faults/harness_bar.hpp"
+#include "faults/tiled_check.hpp"
+#include "qkscope/detail/rng.hpp"
+#include "support/random.hpp"
+
+using namespace qkscope;
+
+TEST_CASE("tiled additive dQ of a query between mirrored keys is 0, dO 8.5e37 (fuzzer, 2026-12-06)",
+          "[faults][reliability][tiled][score][additive]") {
+  // The finding's query 2 (its keep mask hides key 0), with the relative table left out: the
+  // keys' P are then 0.5 each and dS = +-2.3e38 (the finding's were 1.3e38).
+  AttentionConfig<float> c;
+  c.score = "additive";
+  const auto p = qktest::additive_params(qktest::mat<float>({{-0.433696181f}, {-1.73848259f}}),
+                                         qktest::mat<float>({{-1.72670615f}, {-1.18199217f}}),
+                                         {0.853289127f, -0.610607684f}, {0, 0});
+  const Matrix Q = qktest::mat<float>({{0}}), K = qktest::mat<float>({{1}, {-1}}),
+               V = qktest::mat<float>({{-3}, {2.36862755f}}), dO = qktest::mat<float>({{8.47995275e+37f}});
+  CHECK(qktest::double_core_grads(Q, K, V, dO, p, c).dQ(0, 0) == 0);
+  for (const Eigen::Index bk : {1, 2, 3}) {
+    CAPTURE(bk);
+    CHECK(qktest::tiled_grads(Q, K, V, dO, p, c, bk).dQ(0, 0) == 0);  // it was -1.9e29 here
+  }
+}
+
+TEST_CASE("tiled additive: seeded queries at 0 over mirrored key pairs, dQ exactly 0",
+          "[faults][reliability][tiled][score][additive]") {
+  // Keys k and -k, a query at 0 and no bias: x_2 = -x_1 in every unit, so dQ = 0 whatever dO,
+  // V and tau are (with more pairs it is not: each pair's dS need not sum to 0). Before the fix
+  // 95 of these 400 shapes gave dQ != 0 (up to 9.7e27) and 12 failed the fuzz harness's bar;
+  // every gradient must also match the double core under that bar.
+  detail::Rng rng(11);
+  for (int n = 0; n < 400; ++n) {
+    const Eigen::Index d = 1 + Eigen::Index(rng.uniform() * 2),
+                       d_h = 1 + Eigen::Index(rng.uniform() * 9);
+    AttentionConfig<float> c;
+    c.score = "additive";
+    c.temperature = std::pow(10.0, 2 * rng.uniform() - 1);
+    auto p = qktest::additive_params(qktest::randn<float>(rng, d_h, d), qktest::randn<float>(rng, d_h, d), {}, {});
+    p.v = qktest::randn_vec<float>(rng, d_h);
+    p.b = Vector::Zero(d_h);
+    const Matrix k = qktest::randn<float>(rng, 1, d, 2);
+    Matrix K(2, d);
+    K << k, -k;
+    const Matrix Q = Matrix::Zero(1, d), V = qktest::randn<float>(rng, 2, 1, 1e30);
+    const Matrix dO = qktest::randn<float>(rng, 1, 1, 1e7);
+    CAPTURE(n, d, d_h, c.temperature);
+    for (const Eigen::Index bk : {1, 2, 3}) {
+      CAPTURE(bk);
+      const auto g = qktest::tiled_grads(Q, K, V, dO, p, c, bk);
+      for (Eigen::Index a = 0; a < d; ++a) CHECK(g.dQ(0, a) == 0);
+    }
+    qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(2));
+  }
+}
