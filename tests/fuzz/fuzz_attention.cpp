@@ -15,6 +15,7 @@
 //     rounding of the case's: perturbed.hpp); its gradients are finite and match too;
 //   - the mixed-precision path never returns a non-finite number.
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -208,7 +209,6 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   // logits within rounding of the case's (perturbed.hpp): one run's rounding can be far
   // luckier than usual.
   if (!core_overflowed && (!core_bwd.ok || !g)) return;
-  if (core_overflowed) g = nullptr;
   AttentionResult<double> f64;
   AttentionGrads<double> g64;
   if (!attempt([&] {
@@ -231,18 +231,23 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
         !(std::abs(g64.dtemperature) <= double(std::numeric_limits<float>::max())))
       finding("the core overflowed and the tiled backward returned where the double core's gradient is past float", c);
   }
+  // The core's own run; where it overflowed, the same on a scaled dO (perturbed.hpp,
+  // float_core_backward), as are the float runs below.
+  std::optional<AttentionGrads<double>> gc;
+  if (!core_overflowed) gc = qkfuzz::grads_as_double(*g);
+  else attempt([&] { gc = qkfuzz::float_core_backward(c.Q, c.K, c.V, c.params, c.cfg, *r, c.dO); });
   const auto f32b = qktest::result_as<float>(f64);
-  AttentionGrads<float> gb;
-  const bool gb_ok = attempt([&] { gb = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, f32b, c.dO); }).ok;
+  AttentionGrads<double> gb;
+  const bool gb_ok = attempt([&] { gb = qkfuzz::float_core_backward(c.Q, c.K, c.V, c.params, c.cfg, f32b, c.dO); }).ok;
   if (!gb_ok && !core_overflowed) return;
   // The same with each weight rounded up or down at random (perturbed.hpp, kWeightStreams).
   std::vector<AttentionGrads<double>> gr;
   for (const auto& [seed, opposite] : qkfuzz::kWeightStreams) {
     qkfuzz::Signs s(seed, opposite);
     const auto f32r = qkfuzz::weights_rounded_randomly(f64, s);
-    AttentionGrads<float> x;
-    if (attempt([&] { x = attention_backward<float>(c.Q, c.K, c.V, c.params, c.cfg, f32r, c.dO); }).ok)
-      gr.push_back(qkfuzz::grads_as_double(x));
+    AttentionGrads<double> x;
+    if (attempt([&] { x = qkfuzz::float_core_backward(c.Q, c.K, c.V, c.params, c.cfg, f32r, c.dO); }).ok)
+      gr.push_back(std::move(x));
   }
   // field: the gradient in an AttentionGrads (of the runs on moved inputs, too).
   auto grad = [&](const char* what, const auto& fast, auto field) {
@@ -250,7 +255,7 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
     if (!ref.size()) return;
     auto moved = P([&](auto& e) -> auto& { return field(e.grads); });
     for (const auto& x : gr) moved.push_back(&field(x));
-    match(c, what, fast, farthest(ref, moved, g ? &field(*g) : nullptr, gb_ok ? &field(gb) : nullptr), ref);
+    match(c, what, fast, farthest(ref, moved, gc ? &field(*gc) : nullptr, gb_ok ? &field(gb) : nullptr), ref);
   };
   grad("tiled dQ", tg.dQ, [](auto& x) -> auto& { return x.dQ; });
   grad("tiled dK", tg.dK, [](auto& x) -> auto& { return x.dK; });
@@ -271,8 +276,8 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   for (const auto& x : gr) t_moved_values.push_back(S1(x.dtemperature));
   std::vector<const S1*> t_moved;
   for (const auto& x : t_moved_values) t_moved.push_back(&x);
-  const S1 t_ref(g64.dtemperature), t_a(g ? g->dtemperature : 0.0), t_b(gb.dtemperature);
-  match(c, "tiled dtemperature", S1(tg.dtemperature), farthest(t_ref, t_moved, g ? &t_a : nullptr, gb_ok ? &t_b : nullptr),
+  const S1 t_ref(g64.dtemperature), t_a(gc ? gc->dtemperature : 0.0), t_b(gb.dtemperature);
+  match(c, "tiled dtemperature", S1(tg.dtemperature), farthest(t_ref, t_moved, gc ? &t_a : nullptr, gb_ok ? &t_b : nullptr),
         t_ref);
 }
 

@@ -23,9 +23,11 @@
 // (docs/RELIABILITY.md, "The bar").
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -159,6 +161,44 @@ inline qkscope::AttentionGrads<double> grads_as_double(const qkscope::AttentionG
   return d;
 }
 
+/// The core's float backward from a float forward f, as double. Where it overflows ("gradient
+/// overflowed"), the same on dO scaled by 2^-k (k = 16, 32, 64, 96, while every nonzero |dO|
+/// stays normal), scaled back by 2^k in double: every gradient is linear in dO, and a
+/// power-of-two scale keeps each rounding of float math until something underflows. So the
+/// bar keeps float math's own error where only float's range stopped the core, and a tiled
+/// path that answers is held to it rather than to the runs on moved inputs alone (additive at
+/// tau 0.107: dS / tau of 4.7e38 where dK is 7.8e36; the logits' rounding, ~2 ulps times
+/// 1 / tau, was in no run's bar and the tiled dK was 4 times "off": docs/RELIABILITY.md, "The
+/// bar"). Throws what the core throws otherwise.
+inline qkscope::AttentionGrads<double> float_core_backward(const qkscope::Matrix& Q, const qkscope::Matrix& K,
+                                                          const qkscope::Matrix& V, const qkscope::ScoreParams<float>& p,
+                                                          const qkscope::AttentionConfig<float>& c,
+                                                          const qkscope::AttentionResult<float>& f,
+                                                          const qkscope::Matrix& dO) {
+  try {
+    return grads_as_double(qkscope::attention_backward<float>(Q, K, V, p, c, f, dO));
+  } catch (const std::invalid_argument& e) {
+    if (std::string_view(e.what()).rfind("gradient overflowed", 0) != 0) throw;
+    float smallest = std::numeric_limits<float>::infinity();
+    for (Eigen::Index i = 0; i < dO.size(); ++i)
+      if (dO.data()[i] != 0) smallest = std::min(smallest, std::abs(dO.data()[i]));
+    for (const int k : {16, 32, 64, 96}) {
+      if (std::ldexp(smallest, -k) < std::numeric_limits<float>::min()) break;
+      try {
+        auto g = grads_as_double(qkscope::attention_backward<float>(Q, K, V, p, c, f, (dO * std::ldexp(1.0f, -k)).eval()));
+        for (auto* m : {&g.dQ, &g.dK, &g.dV, &g.dparams.W, &g.dparams.W_q, &g.dparams.W_k, &g.ddense})
+          *m *= std::ldexp(1.0, k);
+        for (auto* x : {&g.dparams.v, &g.dparams.b, &g.dparams.w, &g.drelative, &g.dt5_table}) *x *= std::ldexp(1.0, k);
+        g.dtemperature *= std::ldexp(1.0, k);
+        return g;
+      } catch (const std::invalid_argument& e2) {
+        if (std::string_view(e2.what()).rfind("gradient overflowed", 0) != 0) throw;
+      }
+    }
+    throw;
+  }
+}
+
 /// The evaluations above for a case in double (Q ... cfg) and in float (the case itself).
 inline std::vector<PerturbedReference> perturbed_references(
     const qkscope::MatrixD& Q, const qkscope::MatrixD& K, const qkscope::MatrixD& V, const qkscope::MatrixD& dO,
@@ -200,7 +240,7 @@ inline std::vector<PerturbedReference> perturbed_references(
   PerturbedReference r;
   try {
     const auto f = qkscope::attention_forward<float>(q, k, v, p, c);
-    r.grads = grads_as_double(qkscope::attention_backward<float>(q, k, v, p, c, f, g));
+    r.grads = float_core_backward(q, k, v, p, c, f, g);
     r.fwd = qktest::result_as<double>(f);
     r.ok = true;
   } catch (const std::invalid_argument&) {
@@ -240,7 +280,7 @@ inline PerturbedReference reversed(const qkscope::Matrix& Q, const qkscope::Matr
   }
   try {
     const auto f = qkscope::attention_forward<float>(q, k, v, p, c);
-    auto gr = qkscope::attention_backward<float>(q, k, v, p, c, f, g);
+    auto gr = float_core_backward(q, k, v, p, c, f, g);
     r.fwd = qktest::result_as<double>(f);
     if (queries) {
       r.fwd.output = r.fwd.output.colwise().reverse().eval();
@@ -252,7 +292,7 @@ inline PerturbedReference reversed(const qkscope::Matrix& Q, const qkscope::Matr
       gr.dV = gr.dV.colwise().reverse().eval();
       if (gr.ddense.size()) gr.ddense = gr.ddense.rowwise().reverse().eval();
     }
-    r.grads = grads_as_double(gr);
+    r.grads = std::move(gr);
     r.ok = true;
   } catch (const std::invalid_argument&) {
   }
