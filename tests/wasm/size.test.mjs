@@ -49,6 +49,8 @@
 //                                 0, fifteenth session): 218,317 B; 218,973 B with
 //                                 the additive exact pass's t + t_r over keys of
 //                                 opposite sign (seventeenth session, 27 B left);
+//                                 217,955 B once neg_sq's refine hook recomputed
+//                                 flagged pairs only (same session);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';

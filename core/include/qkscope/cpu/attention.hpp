@@ -132,7 +132,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     forms.reserve(h.size());
     for (const auto& x : h) forms.push_back(F::template prepare<T>(*x.Q, *x.K, p));
     // A form's cancellation bound still sends calls past it to the core: refine_tile (below)
-    // only corrects tiles where the rounding is large next to the scores, and past the bound
+    // only corrects entries where the rounding is large next to the scores, and past the bound
     // it is large next to tau (keys 6e3 from the origin: output 5e-6 off; review finding).
     for (std::size_t n = 0; n < h.size(); ++n)
       if (!fold_ok(qkscope::detail::form_bound(forms[n], *h[n].Q, *h[n].K))) return;

@@ -83,7 +83,7 @@ struct DotScorer {
   std::vector<Eigen::Index> group;  // tied_groups(*Ks); empty: no tied keys
   /// Forms whose products can cancel large terms (negative squared Euclidean's 2 qc.kc -
   /// |qc|^2 - |kc|^2): the scoring function's refine_tile hook, fn(*this, i0, bq, j0, bk, S),
-  /// checks a tile of the form's scores and recomputes it from differences where the
+  /// checks a tile of the form's scores and recomputes the entries from differences where the
   /// rounding left would pass the core's (the hook's docstring). The gradients still go
   /// through the form's rows (the core's backward takes the same expanded sums). Null fn: the
   /// form's products are the scores.
@@ -95,7 +95,7 @@ struct DotScorer {
     /// below the shift away.
     const Mat<T>* K = nullptr;
     const void* form = nullptr;
-    /// Returns whether it recomputed the tile.
+    /// Returns whether it recomputed any entry of the tile.
     bool (*fn)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, TileRef<T>) = nullptr;
     /// The form's grad_k_from_differences, for the tiles fn recomputed (grad_k_refined).
     void (*grad_k)(const Refine&, Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>&,

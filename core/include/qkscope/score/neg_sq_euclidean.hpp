@@ -10,7 +10,7 @@
 // width d + 2. Every row is first shifted by the mean key mu (f(q - mu, k - mu) = f(q, k)),
 // which keeps |q|^2 and |k|^2 near the spread of the keys instead of their distance from
 // the origin. The fast paths send calls whose cancellation bound passes 1e-5 of a logit to
-// the core (detail/logit_range.hpp); under it, tiles where a query sits much closer to a key
+// the core (detail/logit_range.hpp); under it, pairs where a query sits much closer to a key
 // than both sit to the mean key are recomputed from differences (refine_tile, CPU kernels).
 #pragma once
 
@@ -232,21 +232,29 @@ struct NegSqEuclidean {
   /// query much closer to a key than both are to the mean key: keys 0 and 0.01 beside one at
   /// -5.79 left dL/dtau 1.4e-3 relative off, fuzzer finding), the tile is recomputed from
   /// differences, as forward() does. Random keys stay on the GEMM: there |S| ~ |qc|^2 + |kc|^2.
-  /// Returns whether it recomputed S (the tiled backward then takes dK from differences too:
-  /// grad_k_from_differences).
+  /// Only the flagged entries are recomputed (as forward() forms them, component by component):
+  /// whether a pair is flagged depends on that pair alone, so tied keys get the same logit in
+  /// every tile. (Whole tiles were recomputed once one pair flagged; two keys at 0 in key
+  /// blocks of 2, one beside a flagged key, then had logits of 9 exact and 9 - 3e-6, and
+  /// dL/dtau carried the difference: 1.1 times the fuzz harness's bar, fuzzer finding.)
+  /// Returns whether it recomputed any entry (the tiled backward then takes the tile's dK from
+  /// differences too: grad_k_from_differences).
   template <class T>
   static bool refine_tile(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0, Eigen::Index bq,
                           Eigen::Index j0, Eigen::Index bk, Eigen::Ref<Mat<T>> S) {
     const Eigen::Index d = Q.cols();
+    bool any = false;
     for (Eigen::Index r = 0; r < bq; ++r) {
       const T a = -f.q(i0 + r, d);
       for (Eigen::Index c = 0; c < bk; ++c)
         if (a - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c))) {
-          S = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
-          return true;
+          T s = 0;
+          for (Eigen::Index e = 0; e < d; ++e) s -= (K(j0 + c, e) - Q(i0 + r, e)) * (K(j0 + c, e) - Q(i0 + r, e));
+          S(r, c) = s;
+          any = true;
         }
     }
-    return false;
+    return any;
   }
   /// dKt(c, 0 .. d) += 2 sum_r dS(r, c) (q_{i0 + r} - k_{j0 + c}): the tiled backward's dK share
   /// of a tile refine_tile recomputed. There the form's dK_j = dk'_j - 2 kc_j colsum(dS)_j
