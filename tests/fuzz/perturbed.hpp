@@ -18,6 +18,8 @@
 //    sample of naive float math's error. One float run can be far luckier than its error
 //    model (where two gradient terms of 1e35 cancel to 4e31 it was 3 times closer than
 //    another rounding of the same math).
+//  - Where the core's float backward overflows (float's range, not its precision), each of
+//    these float runs on dO scaled by a power of two, scaled back (float_core_backward).
 // The rule (core/reference/tolerance.hpp) compares against naive math in float; where the
 // answer moves this much when its inputs round once, a float path is held to that
 // (docs/RELIABILITY.md, "The bar").
@@ -162,37 +164,54 @@ inline qkscope::AttentionGrads<double> grads_as_double(const qkscope::AttentionG
 }
 
 /// The core's float backward from a float forward f, as double. Where it overflows ("gradient
-/// overflowed"), the same on dO scaled by 2^-k (k = 16, 32, 64, 96, while every nonzero |dO|
-/// stays normal), scaled back by 2^k in double: every gradient is linear in dO, and a
-/// power-of-two scale keeps each rounding of float math until something underflows. So the
-/// bar keeps float math's own error where only float's range stopped the core, and a tiled
-/// path that answers is held to it rather than to the runs on moved inputs alone (additive at
-/// tau 0.107: dS / tau of 4.7e38 where dK is 7.8e36; the logits' rounding, ~2 ulps times
-/// 1 / tau, was in no run's bar and the tiled dK was 4 times "off": docs/RELIABILITY.md, "The
-/// bar"). Throws what the core throws otherwise.
+/// overflowed"), the same on dO scaled by 2^-k (k = 16, 32, 64, 80), scaled back by 2^k in
+/// double: every gradient is linear in dO, and a power-of-two scale keeps each rounding of
+/// float math until something underflows. So the bar keeps float math's own error where only
+/// float's range stopped the core, and a tiled path that answers is held to it rather than to
+/// the runs on moved inputs alone (additive at tau 0.107: dS / tau of 4.7e38 where dK is
+/// 7.8e36; the logits' rounding, ~2 ulps times 1 / tau, was in no run's bar and the tiled dK
+/// was 4 times "off": docs/RELIABILITY.md, "The bar"). A scaled run counts only where the run
+/// at 2^-(k + 16) gives the same bits scaled back: a product the scale pushed below float's
+/// normal range (dO V, P (dP - D)), which a later 1 / tau magnifies, is the scaling's error,
+/// not float math's (a review's dot case: dK 1e-3 relative off where float keeps 1e-7). Throws
+/// what the core throws otherwise.
 inline qkscope::AttentionGrads<double> float_core_backward(const qkscope::Matrix& Q, const qkscope::Matrix& K,
                                                           const qkscope::Matrix& V, const qkscope::ScoreParams<float>& p,
                                                           const qkscope::AttentionConfig<float>& c,
                                                           const qkscope::AttentionResult<float>& f,
                                                           const qkscope::Matrix& dO) {
+  auto overflowed = [](const std::invalid_argument& e) {
+    return std::string_view(e.what()).rfind("gradient overflowed", 0) == 0;
+  };
   try {
     return grads_as_double(qkscope::attention_backward<float>(Q, K, V, p, c, f, dO));
   } catch (const std::invalid_argument& e) {
-    if (std::string_view(e.what()).rfind("gradient overflowed", 0) != 0) throw;
+    if (!overflowed(e)) throw;
     float smallest = std::numeric_limits<float>::infinity();
     for (Eigen::Index i = 0; i < dO.size(); ++i)
       if (dO.data()[i] != 0) smallest = std::min(smallest, std::abs(dO.data()[i]));
-    for (const int k : {16, 32, 64, 96}) {
-      if (std::ldexp(smallest, -k) < std::numeric_limits<float>::min()) break;
+    auto scaled = [&](int k) {
+      auto g = grads_as_double(qkscope::attention_backward<float>(Q, K, V, p, c, f, (dO * std::ldexp(1.0f, -k)).eval()));
+      const double up = std::ldexp(1.0, k);
+      for (auto* m : {&g.dQ, &g.dK, &g.dV, &g.dparams.W, &g.dparams.W_q, &g.dparams.W_k, &g.ddense}) *m *= up;
+      for (auto* x : {&g.dparams.v, &g.dparams.b, &g.dparams.w, &g.drelative, &g.dt5_table}) *x *= up;
+      g.dtemperature *= up;
+      return g;
+    };
+    auto same = [](const qkscope::AttentionGrads<double>& a, const qkscope::AttentionGrads<double>& b) {
+      return a.dQ == b.dQ && a.dK == b.dK && a.dV == b.dV && a.dparams.W == b.dparams.W &&
+             a.dparams.W_q == b.dparams.W_q && a.dparams.W_k == b.dparams.W_k && a.ddense == b.ddense &&
+             a.dparams.v == b.dparams.v && a.dparams.b == b.dparams.b && a.dparams.w == b.dparams.w &&
+             a.drelative == b.drelative && a.dt5_table == b.dt5_table && a.dtemperature == b.dtemperature;
+    };
+    for (const int k : {16, 32, 64, 80}) {
+      if (std::ldexp(smallest, -(k + 16)) < std::numeric_limits<float>::min()) break;
       try {
-        auto g = grads_as_double(qkscope::attention_backward<float>(Q, K, V, p, c, f, (dO * std::ldexp(1.0f, -k)).eval()));
-        for (auto* m : {&g.dQ, &g.dK, &g.dV, &g.dparams.W, &g.dparams.W_q, &g.dparams.W_k, &g.ddense})
-          *m *= std::ldexp(1.0, k);
-        for (auto* x : {&g.dparams.v, &g.dparams.b, &g.dparams.w, &g.drelative, &g.dt5_table}) *x *= std::ldexp(1.0, k);
-        g.dtemperature *= std::ldexp(1.0, k);
+        auto g = scaled(k);
+        if (!same(g, scaled(k + 16))) break;
         return g;
       } catch (const std::invalid_argument& e2) {
-        if (std::string_view(e2.what()).rfind("gradient overflowed", 0) != 0) throw;
+        if (!overflowed(e2)) throw;
       }
     }
     throw;

@@ -50,7 +50,8 @@
 //                                 the additive exact pass's t + t_r over keys of
 //                                 opposite sign (seventeenth session, 27 B left);
 //                                 217,955 B once neg_sq's refine hook recomputed
-//                                 flagged pairs only (same session);
+//                                 flagged pairs only (same session), 217,965 B
+//                                 with the exact pass's sum in double;
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';

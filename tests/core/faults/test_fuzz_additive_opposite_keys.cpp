@@ -66,3 +66,26 @@ TEST_CASE("tiled additive: seeded queries at 0 over mirrored key pairs, dQ exact
     qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(2));
   }
 }
+
+TEST_CASE("tiled additive: 2A + B_j + B_r is summed in double, not at the scale of 2A (review, 2026-12-06)",
+          "[faults][reliability][tiled][score][additive]") {
+  // A = 20.76 with B = -20.71 and -20.82 (keys ~65.9 one ulp-ish apart beside a bias of 20.8):
+  // x + y = -2.1e-5, which float rounded at the scale of 41.5 to -1.9e-5, and dQ was 8.8 %
+  // off the 60-digit value; in double it is 0.30 % off, as the float core (0.28 %).
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 0x1.dd546388f4786p-6;
+  c.mask.key_length = 2;
+  const auto p = qktest::additive_params(qktest::mat<float>({{-0x1.52811cp+4f}}), qktest::mat<float>({{-0x1.4323acp-2f}}),
+                                         {0x1.8fa382p+0f}, {0x1.4c30c8p+4f});
+  const Matrix Q = qktest::mat<float>({{-0x1.2c0dd6p-13f}});
+  const Matrix K = qktest::mat<float>({{0x1.0673f4p+6f}, {0x1.07f71ep+6f}, {0x1.07f71ep+6f}, {0x1.075b7ep+6f}});
+  const Matrix V = qktest::mat<float>({{0x1.06cc08p-1f}, {-0x1.798122p+10f}, {0x1.00b002p+9f}, {-0x1.1eabdcp+11f}});
+  const Matrix dO = qktest::mat<float>({{0x1.c5b4cap+97f}});
+  const double exact = -2.0071146907107906e+27;  // mpmath, 60 digits
+  for (const Eigen::Index bk : {1, 2, 3, 4}) {
+    CAPTURE(bk);
+    CHECK(std::abs(double(qktest::tiled_grads(Q, K, V, dO, p, c, bk).dQ(0, 0)) / exact - 1) < 5e-3);
+    qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(bk));
+  }
+}
