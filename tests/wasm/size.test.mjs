@@ -49,9 +49,9 @@
 //                                 0, fifteenth session): 218,317 B; 218,973 B with
 //                                 the additive exact pass's t + t_r over keys of
 //                                 opposite sign (seventeenth session, 27 B left);
-//                                 217,955 B once neg_sq's refine hook recomputed
-//                                 flagged pairs only (same session), 217,965 B
-//                                 with the exact pass's sum in double;
+//                                 218,585 B with neg_sq's refine hook keeping only
+//                                 its flagged pairs and the exact pass's sum in
+//                                 double (same session);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';

@@ -232,29 +232,31 @@ struct NegSqEuclidean {
   /// query much closer to a key than both are to the mean key: keys 0 and 0.01 beside one at
   /// -5.79 left dL/dtau 1.4e-3 relative off, fuzzer finding), the tile is recomputed from
   /// differences, as forward() does. Random keys stay on the GEMM: there |S| ~ |qc|^2 + |kc|^2.
-  /// Only the flagged entries are recomputed (as forward() forms them, component by component):
-  /// whether a pair is flagged depends on that pair alone, so tied keys get the same logit in
-  /// every tile. (Whole tiles were recomputed once one pair flagged; two keys at 0 in key
-  /// blocks of 2, one beside a flagged key, then had logits of 9 exact and 9 - 3e-6, and
-  /// dL/dtau carried the difference: 1.1 times the fuzz harness's bar, fuzzer finding.)
+  /// Only the flagged entries take the recomputed values: whether a pair is flagged depends on
+  /// that pair alone, so a key's logit no longer depends on its neighbours in the tile. (Whole
+  /// tiles took them once one pair flagged; two keys at 0 in key tiles of 2, one beside a
+  /// flagged key, then had logits of 9 exactly and 9 - 3e-6, and dL/dtau carried the
+  /// difference: 1.1 times the fuzz harness's bar, fuzzer finding.) The recomputation itself
+  /// stays whole-tile and vectorised (forward()): per flagged pair in a scalar loop, clustered
+  /// self-attention, which flags half the pairs, ran the forward 2-4 times slower (review).
   /// Returns whether it recomputed any entry (the tiled backward then takes the tile's dK from
   /// differences too: grad_k_from_differences).
   template <class T>
   static bool refine_tile(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0, Eigen::Index bq,
                           Eigen::Index j0, Eigen::Index bk, Eigen::Ref<Mat<T>> S) {
     const Eigen::Index d = Q.cols();
+    auto flagged = [&](Eigen::Index r, Eigen::Index c) {
+      return -f.q(i0 + r, d) - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c));
+    };
     bool any = false;
-    for (Eigen::Index r = 0; r < bq; ++r) {
-      const T a = -f.q(i0 + r, d);
+    for (Eigen::Index r = 0; r < bq && !any; ++r)
+      for (Eigen::Index c = 0; c < bk && !any; ++c) any = flagged(r, c);
+    if (!any) return false;
+    const Mat<T> exact = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
+    for (Eigen::Index r = 0; r < bq; ++r)
       for (Eigen::Index c = 0; c < bk; ++c)
-        if (a - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c))) {
-          T s = 0;
-          for (Eigen::Index e = 0; e < d; ++e) s -= (K(j0 + c, e) - Q(i0 + r, e)) * (K(j0 + c, e) - Q(i0 + r, e));
-          S(r, c) = s;
-          any = true;
-        }
-    }
-    return any;
+        if (flagged(r, c)) S(r, c) = exact(r, c);
+    return true;
   }
   /// dKt(c, 0 .. d) += 2 sum_r dS(r, c) (q_{i0 + r} - k_{j0 + c}): the tiled backward's dK share
   /// of a tile refine_tile recomputed. There the form's dK_j = dk'_j - 2 kc_j colsum(dS)_j
