@@ -51,7 +51,8 @@
 //                                 opposite sign (seventeenth session, 27 B left);
 //                                 218,585 B with neg_sq's refine hook keeping only
 //                                 its flagged pairs and the exact pass's sum in
-//                                 double (same session);
+//                                 double (same session); 218,640 B with dv's
+//                                 plain bound counting the exp form's error;
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';

@@ -72,13 +72,18 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
     // E_core: the core's estimate, sum |dS| (t^2 + t_r^2) = row_abs - sum |dS| u + t_r^2 row_abs.
     const P ra = ei::pset1<P>(row_abs);
     P e_a = ei::pmadd(ut, ra, gb), e_core = ei::pmadd(ei::pmul(tt, tt), ra, ei::psub(ra, gb));
+    // dv's plain bound: the exp form's t keep an absolute error of ~1.3 eps whatever |t| (a key
+    // whose x is 2e-19 got t = 0), so each term counts 2 |dS| beside |dS t|; without it a row
+    // of t = 0 had a plain bound of 0 and beat the exact split (dv 1.6e-20 where 6.3e15: fuzzer).
+    P vb = ei::pmadd(ei::pset1<P>(T(2)), ra, vgb);
     if (m) {
       e_a = ei::pselect(*m, gsb, e_a);
       e_core = ei::pselect(*m, gsb, e_core);
+      vb = ei::pselect(*m, vgb, vb);
     }
     for (auto [row, x] : {std::pair{&f.split, gs}, {&f.split_bound, gsb}, {&f.E_A, e_a}, {&f.E_core, e_core},
                           {&f.plain, g},
-                          {&f.plain_bound, gb}, {&f.v_plain, vg}, {&f.v_plain_bound, vgb}, {&f.u_r, ut}, {&f.t_r, tt}})
+                          {&f.plain_bound, gb}, {&f.v_plain, vg}, {&f.v_plain_bound, vb}, {&f.u_r, ut}, {&f.t_r, tt}})
       ei::pstoreu(row->data() + h, x);
   }
   for (; h < dh; ++h) {  // the remainder (every unit on the second pass), one unit at a time
@@ -124,7 +129,7 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
     f.plain(h) = g;
     f.plain_bound(h) = gb;
     f.v_plain(h) = vg;
-    f.v_plain_bound(h) = vgb;
+    f.v_plain_bound(h) = small ? vgb : vgb + T(2) * row_abs;  // as the packets'
     f.u_r(h) = ut;
     f.t_r(h) = tt;
     f.c_r(h) = ct;
