@@ -191,6 +191,12 @@ for (const lang of ['en', 'zh']) {
         await page.goto(`${env.server.url}${lang === 'zh' ? '?lang=zh' : ''}#${id}`);
         await waitChapter(page, id);
         await walk(page);
+        // The boxes are marked from a ResizeObserver callback (app.ts, markScrollers), which a
+        // loaded machine can run after the walk (a fresh clone's run beside a fuzz loop read one
+        // unmarked): wait for it, bounded, before reading.
+        await page
+          .waitForFunction(() => [...document.querySelectorAll('.math-display')].every((f) => !(f.scrollWidth > f.clientWidth + 1) || f.tabIndex === 0), null, { timeout: 3000 })
+          .catch(() => {});
         const m = await page.evaluate(() => ({
           scroll: document.documentElement.scrollWidth,
           view: document.documentElement.clientWidth,
