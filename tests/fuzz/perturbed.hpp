@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -145,21 +146,31 @@ struct PerturbedReference {
   qkscope::AttentionGrads<double> grads;
 };
 
+/// Calls f(a.x, b.x) for every gradient field x of two AttentionGrads, dL/dtau included: the
+/// one list of the fields that grads_as_double and float_core_backward walk.
+template <class A, class B, class F>
+void each_gradient(A& a, B& b, F&& f) {
+  f(a.dQ, b.dQ);
+  f(a.dK, b.dK);
+  f(a.dV, b.dV);
+  f(a.dparams.W, b.dparams.W);
+  f(a.dparams.W_q, b.dparams.W_q);
+  f(a.dparams.W_k, b.dparams.W_k);
+  f(a.dparams.v, b.dparams.v);
+  f(a.dparams.b, b.dparams.b);
+  f(a.dparams.w, b.dparams.w);
+  f(a.drelative, b.drelative);
+  f(a.dt5_table, b.dt5_table);
+  f(a.ddense, b.ddense);
+  f(a.dtemperature, b.dtemperature);
+}
+
 inline qkscope::AttentionGrads<double> grads_as_double(const qkscope::AttentionGrads<float>& g) {
   qkscope::AttentionGrads<double> d;
-  d.dQ = g.dQ.cast<double>();
-  d.dK = g.dK.cast<double>();
-  d.dV = g.dV.cast<double>();
-  d.dparams.W = g.dparams.W.cast<double>();
-  d.dparams.W_q = g.dparams.W_q.cast<double>();
-  d.dparams.W_k = g.dparams.W_k.cast<double>();
-  d.dparams.v = g.dparams.v.cast<double>();
-  d.dparams.b = g.dparams.b.cast<double>();
-  d.dparams.w = g.dparams.w.cast<double>();
-  d.drelative = g.drelative.cast<double>();
-  d.dt5_table = g.dt5_table.cast<double>();
-  d.ddense = g.ddense.cast<double>();
-  d.dtemperature = g.dtemperature;
+  each_gradient(d, g, [](auto& x, const auto& y) {
+    if constexpr (std::is_arithmetic_v<std::remove_cvref_t<decltype(y)>>) x = y;
+    else x = y.template cast<double>();
+  });
   return d;
 }
 
@@ -193,16 +204,13 @@ inline qkscope::AttentionGrads<double> float_core_backward(const qkscope::Matrix
     auto scaled = [&](int k) {
       auto g = grads_as_double(qkscope::attention_backward<float>(Q, K, V, p, c, f, (dO * std::ldexp(1.0f, -k)).eval()));
       const double up = std::ldexp(1.0, k);
-      for (auto* m : {&g.dQ, &g.dK, &g.dV, &g.dparams.W, &g.dparams.W_q, &g.dparams.W_k, &g.ddense}) *m *= up;
-      for (auto* x : {&g.dparams.v, &g.dparams.b, &g.dparams.w, &g.drelative, &g.dt5_table}) *x *= up;
-      g.dtemperature *= up;
+      each_gradient(g, g, [up](auto& x, const auto&) { x *= up; });
       return g;
     };
     auto same = [](const qkscope::AttentionGrads<double>& a, const qkscope::AttentionGrads<double>& b) {
-      return a.dQ == b.dQ && a.dK == b.dK && a.dV == b.dV && a.dparams.W == b.dparams.W &&
-             a.dparams.W_q == b.dparams.W_q && a.dparams.W_k == b.dparams.W_k && a.ddense == b.ddense &&
-             a.dparams.v == b.dparams.v && a.dparams.b == b.dparams.b && a.dparams.w == b.dparams.w &&
-             a.drelative == b.drelative && a.dt5_table == b.dt5_table && a.dtemperature == b.dtemperature;
+      bool equal = true;
+      each_gradient(a, b, [&](const auto& x, const auto& y) { equal = equal && x == y; });
+      return equal;
     };
     for (const int k : {16, 32, 64, 80}) {
       if (std::ldexp(smallest, -(k + 16)) < std::numeric_limits<float>::min()) break;
