@@ -25,6 +25,7 @@
 #include "qkscope/detail/check.hpp"
 #include "qkscope/detail/compensated_sum.hpp"
 #include "qkscope/detail/grad_guards.hpp"
+#include "qkscope/detail/output_range.hpp"
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/detail/row_table_shares.hpp"
 #include "qkscope/mask/mask.hpp"
@@ -242,6 +243,7 @@ AttentionResult<T> attention_forward(const Mat<T>& Q, const Mat<T>& K, const Mat
       N::forward(detail::row_of(r.masked_scores, noise, i, T(cfg.temperature), opt), r.weights.row(i).data());
   });
   r.output = r.weights * V;
+  detail::settle_overflowed_output(r.output);  // weights summing to 1.00000004 over FLT_MAX
 
   // Diagnostics (docs/facts.md §9).
   r.logsumexp.resize(shape.L_q);
