@@ -1,15 +1,16 @@
 // The output of a row whose rounded weights sum to 1 + a few ulps over values near max(T): the
 // product rounded past max(T). Three keys with V = FLT_MAX gave O = inf where the exact output
 // is FLT_MAX (fuzzer finding, tests/fuzz/fixed/additive-core-forward-output-overflow-
-// seventeenth-2026-12-06-k4). Such entries are recomputed in double and clamped to the range
-// of the visible values (detail/output_range.hpp). Right values: a convex combination of equal
-// values is that value; an ordinary column, the double core within the rule's floor.
+// seventeenth-2026-12-06-k4). Such entries are clamped to +-max(T) (detail/output_range.hpp);
+// merge_attention_states the same. Right values: a convex combination of equal values is that
+// value; an ordinary column, the double core within the rule's floor.
 #include <catch2/catch.hpp>
 
 #include <cfloat>
 #include <cmath>
 
 #include "qkscope/cpu/attention.hpp"
+#include "qkscope/merge/merge.hpp"
 #include "qkscope/qkscope.hpp"
 #include "support/convert.hpp"
 
@@ -72,4 +73,18 @@ TEST_CASE("core forward in double: the same clamp at max(double)", "[faults][rel
   REQUIRE(std::isinf((r.weights * V)(0, 0)));
   CHECK(r.output(0, 0) == M);
   CHECK(std::abs(r.output(0, 1) - M / 2) <= 4 * DBL_EPSILON * (M / 2));  // the GEMM's, finite
+}
+
+TEST_CASE("merge_attention_states: merge weights summing past 1 over values of max(float) (review)",
+          "[faults][reliability][merge]") {
+  // exp(0 - lse) + exp(-2.9915545 - lse) rounds to 0.952191174 + 0.0478088744 = 1.00000005.
+  const float M = FLT_MAX;
+  Matrix o(1, 2);
+  o << M, -M;
+  Vec<float> lse_a(1), lse_b(1);
+  lse_a << 0.0f;
+  lse_b << -2.9915545f;
+  const auto m = merge_attention_states<float>(o, lse_a, o, lse_b);
+  CHECK(m.output(0, 0) == M);
+  CHECK(m.output(0, 1) == -M);
 }

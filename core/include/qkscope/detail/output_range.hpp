@@ -3,12 +3,14 @@
 // O_ic = sum_j P_ij V_jc lies within the range of the values V_jc. Rounded weights can sum to
 // 1 + a few ulps, and over values near max(T) the product then rounds past it: three keys with
 // V = FLT_MAX and float weights summing to 1.00000004 gave O = inf where the exact output is
-// FLT_MAX (fuzzer finding). Why a clamp to +-max(T) is then right within rounding: in any
-// summation order, a partial sum passes max(T) only if the weights of values within
-// O(L_k eps) of +max(T) (or of -max(T), for -inf) sum to at least 1 - O(L_k eps); the rest
-// of the row weighs O(L_k eps), so the exact O_ic is within O(L_k eps) max(T) of that end, as
-// accurate as the product's own rounding. Two partial sums of opposite infinities (NaN) would
-// need weights summing to ~2, so a non-finite entry is always +-inf.
+// FLT_MAX (fuzzer finding). Why a clamp to +-max(T) is then right within rounding: let the
+// row's rounded weights sum to 1 + delta (delta: the normalizer's own rounding, a few ulps for
+// softmax; sparsemax sums its support in T, so up to O(L_k^2 eps) there: review). In any
+// summation order, a partial sum passes max(T) only if the weights on values within
+// O(L_k eps + delta) of +max(T) (or of -max(T), for -inf) sum to at least 1 - O(L_k eps); the
+// rest of the row weighs O(L_k eps + delta), so the exact O_ic is within O(L_k eps + delta)
+// max(T) of that end, as close as the product of those weights could be. Two partial sums of
+// opposite infinities (NaN) would need weights summing to ~2, so a non-finite entry is +-inf.
 #pragma once
 
 #include <algorithm>

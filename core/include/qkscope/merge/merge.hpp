@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "qkscope/detail/check.hpp"
+#include "qkscope/detail/output_range.hpp"
 #include "qkscope/merge/scales.hpp"
 #include "qkscope/types.hpp"
 
@@ -64,6 +65,8 @@ AttentionState<T> merge_attention_states(const Mat<T>& o_a, const Vec<T>& lse_a,
     else if (w.w_a == T(0)) r.output.row(i) = o_b.row(i);
     else r.output.row(i) = w.w_a * o_a.row(i) + w.w_b * o_b.row(i);
   }
+  // w_a + w_b can round past 1: o_a = o_b = FLT_MAX merged to inf (review).
+  detail::settle_overflowed_output(r.output);
   return r;
 }
 
