@@ -195,3 +195,24 @@ TEST_CASE("additive dL/dtau over near-tied keys: random shapes, biases, softcap 
                                       {.dqk = false, .weights = false, .vectors = false});
   }
 }
+
+TEST_CASE("additive dL/dtau with a key 1.15 tau from the top beside nearly tied ones (fuzzer, eighteenth session)",
+          "[faults][reliability][tiled][score]") {
+  // Unit 0 saturates (bias -689); unit 1 puts keys 1 and 2 1.6e-6 apart and key 0 1.15e-4 below
+  // them, with z ~ 0.32 at tau = 1e-4. Only the near keys took exact differences; key 0's float
+  // z moved both its difference and its weight: dL/dtau -2.75126e34 where the 60-digit value
+  // (tests/fuzz/mpmath_oracle.py) is -2.74870019160337e34, 9.3e-4 relative off, 4.4 times the
+  // bar. The row is now taken whole from exact differences (weights included): within 1e-5.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 0.00010000000002576425;
+  const Matrix Q = qktest::mat<float>({{1}, {2.05490208f}}),
+               K = qktest::mat<float>({{3.36848974f}, {4}, {3.97641087f}}),
+               V = qktest::mat<float>({{1.01412048e+31f}, {1}, {1}}), dO = qktest::mat<float>({{-2}, {0}});
+  const auto p = qktest::additive_params(qktest::mat<float>({{0.384333402f}, {-1.16255617f}}),
+                                         qktest::mat<float>({{-0.487097681f}, {-1.07495522f}}),
+                                         {0.788139224f, -1.10721087f}, {-689, 0});
+  const double mpmath = -2.74870019160337e34;
+  CHECK(std::abs(qktest::double_core_grads(Q, K, V, dO, p, c).dtemperature - mpmath) <= 1e-6 * std::abs(mpmath));
+  check_dtau(Q, K, V, dO, p, c, 1e-5, {1, 2, 3});
+}
