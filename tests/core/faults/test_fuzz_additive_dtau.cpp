@@ -216,3 +216,19 @@ TEST_CASE("additive dL/dtau with a key 1.15 tau from the top beside nearly tied 
   CHECK(std::abs(qktest::double_core_grads(Q, K, V, dO, p, c).dtemperature - mpmath) <= 1e-6 * std::abs(mpmath));
   check_dtau(Q, K, V, dO, p, c, 1e-5, {1, 2, 3});
 }
+
+TEST_CASE("additive dL/dtau's whole-row pass where the top keys share a huge dP (review, eighteenth session)",
+          "[faults][reliability][tiled][score]") {
+  // Keys 0 and 1 tie (dP = 1e35 each), key 2 (dP = 0) sits 0.0095 down with an ALiBi slope of
+  // 1e-5 setting the near keys apart. The whole-row pass formed D = sum p dP unshifted, so
+  // dP - D rounded to 0 on the tied keys: -5.239943e22 where the double core has -6.109055e22.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 1e-4;
+  c.bias.alibi_slope = 1e-5f;
+  const Matrix Q = qktest::mat<float>({{1}}), K = qktest::mat<float>({{0}, {0}, {-0.0095f}}),
+               V = qktest::mat<float>({{1e35f}, {1e35f}, {0}}), dO = qktest::mat<float>({{1}});
+  const auto p = qktest::additive_params(qktest::mat<float>({{1}, {0}}), qktest::mat<float>({{1}, {0}}), {1, 10},
+                                         {0, 100});
+  check_dtau(Q, K, V, dO, p, c, 1e-4, {1, 2, 3});
+}
