@@ -232,3 +232,21 @@ TEST_CASE("additive dL/dtau's whole-row pass where the top keys share a huge dP 
                                          {0, 100});
   check_dtau(Q, K, V, dO, p, c, 1e-4, {1, 2, 3});
 }
+
+TEST_CASE("additive dL/dtau's exact differences take B_j - B_r from the keys in double (review, eighteenth session)",
+          "[faults][reliability][tiled][score]") {
+  // Keys -0.7669 and -0.7670 (and two near 0.76) at tau 7.3e-4, scale 6.93: the float
+  // projections B = K W_k^T round at 6e-8, most of the near keys' difference, so the whole-row
+  // pass (exact for the float B) gave dL/dtau 140.4311 where the double core has 140.5222
+  // (6.5e-4 relative, 8 times the bar). With B_j - B_r from K and W_k in double: within 1e-6.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 0.00072553970082480615;
+  c.scale = 6.93111;
+  const Matrix Q = qktest::mat<float>({{0.290882319f}}),
+               K = qktest::mat<float>({{-0.766929269f}, {0.759782076f}, {-0.761364281f}, {-0.76696831f}}),
+               V = qktest::mat<float>({{-0.342432141f}, {1}, {-0.945716143f}, {1}}), dO = qktest::mat<float>({{-1}});
+  const auto p = qktest::additive_params(qktest::mat<float>({{0.191893682f}}), qktest::mat<float>({{0.75624007f}}),
+                                         {-1.22055674f}, {0.203803137f});
+  check_dtau(Q, K, V, dO, p, c, 1e-6, {1, 2, 4});
+}

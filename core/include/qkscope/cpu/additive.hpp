@@ -147,6 +147,8 @@ struct AdditiveScorer {
   const Mat<T>* EBt;  // exp(2B)^T (d_h, L_k)
   const Mat<T>* BT;   // direct tanh: B^T (d_h, L_k), each row contiguous in the keys
   const Vec<T>* XU;   // fused: 1 where unit h is small and EA, EB hold A, B themselves; or null
+  const Mat<T>* K;    // the keys and W_k that B came from (raw_differences), or null
+  const Mat<T>* W_k;
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
@@ -208,12 +210,15 @@ struct AdditiveScorer {
     return 2 * double(std::numeric_limits<T>::epsilon()) * s;
   }
   /// S_ij - S_ir (out[j], in double) for the keys of `blocks`: sum_h v_h (t_jh - t_rh), each
-  /// difference from the keys' own, tanh(B_jh - B_rh) (score::key_tanh_difference), so tied
-  /// keys give 0 exactly and near-tied ones keep their digits (dL/dtau: cpu/temperature_grad.hpp).
-  /// Exact for the float projections B: err[j] bounds what their rounding puts into out[j],
-  /// eps sum_h |v_h| (1 - t_jh t_rh) (|B_jh| + |B_rh|) over the units where B_jh != B_rh.
-  /// Scalar (std::tanh, as the core's exact pass): only rows the bound flags take it, and
-  /// vectorised over the units it cost the tiled wasm module 1.7 KB gzipped.
+  /// difference from the keys' own, tanh(B_jh - B_rh) (score/tanh_difference.hpp), so tied keys
+  /// give 0 exactly and near-tied ones keep their digits (dL/dtau: cpu/temperature_grad.hpp).
+  /// B_jh - B_rh is taken in double from K and W_k where the scorer has them: from the float B
+  /// it carried their rounding, eps (|B_jh| + |B_rh|), which for keys 1e-4 tau apart was most
+  /// of the difference (a whole-row dL/dtau 13 times the bar where the float row was luckier:
+  /// review). err[j] bounds the rest: the factor 1 - t_j t_r from the float x (a few eps, and
+  /// eps |x| each for x's rounding) times |v_h (t_jh - t_rh)|; without K, as before, the float
+  /// B's rounding. Scalar (std::tanh, as the core's exact pass): only rows the bound flags take
+  /// it, and vectorised over the units it cost the tiled wasm module 1.7 KB gzipped.
   void raw_differences(Eigen::Index i, Eigen::Index r, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                        double* out, double* err) const {
     const Eigen::Index L_k = Bp->rows(), dh = vp->size();
@@ -229,9 +234,20 @@ struct AdditiveScorer {
         double s = 0, bound = 0;
         for (Eigen::Index h = 0; h < dh; ++h) {
           const T b_j = (*Bp)(j, h), b_r = (*Bp)(r, h), x = (*Ap)(i, h) + b_j, t = std::tanh(x);
-          s += double((*vp)(h)) * double(score::key_tanh_difference(b_j, b_r, x, t, t_r(h), c_r(h)));
-          if (b_j != b_r)
-            bound += std::abs(double((*vp)(h))) * (1 - double(t) * double(t_r(h))) * (std::abs(double(b_j)) + std::abs(double(b_r)));
+          if (K) {
+            double delta = 0;
+            for (Eigen::Index k = 0; k < K->cols(); ++k)
+              delta += double((*W_k)(h, k)) * (double((*K)(j, k)) - double((*K)(r, k)));
+            const T c_j = t * t_r(h) > T(0.5) ? score::tanh_complement(x, t) : T(0);
+            const double d = double((*vp)(h)) * score::tanh_difference(std::tanh(delta), double(t), double(t_r(h)),
+                                                                        double(c_j), double(c_r(h)));
+            s += d;
+            bound += std::abs(d) * (4 + 2 * (std::abs(double(x)) + std::abs(double((*Ap)(i, h)) + double(b_r))));
+          } else {
+            s += double((*vp)(h)) * double(score::key_tanh_difference(b_j, b_r, x, t, t_r(h), c_r(h)));
+            if (b_j != b_r)
+              bound += std::abs(double((*vp)(h))) * (1 - double(t) * double(t_r(h))) * (std::abs(double(b_j)) + std::abs(double(b_r)));
+          }
         }
         out[j] = s;
         err[j] = eps * bound;

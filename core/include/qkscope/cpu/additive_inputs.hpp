@@ -86,14 +86,14 @@ struct AdditiveInputs {
     // session's campaign). The small units' form only makes a fused call more accurate.
     if (!in_range || !fused_tanh_accurate(f, logit_gain, static_cast<const Vec<T>*>(nullptr))) {
       BT = B.transpose();
-      return {&A, &B, &f.v, nullptr, nullptr, nullptr, &BT, nullptr};
+      return {&A, &B, &f.v, nullptr, nullptr, nullptr, &BT, nullptr, f.K, f.W_k};
     }
     EA = exp_packets(A);
     EB = exp_packets(B);
     for (Eigen::Index h = 0; xu && h < XU.size(); ++h)
       if (XU(h) != 0) EA.col(h) = A.col(h), EB.col(h) = B.col(h);
     EBt = EB.transpose();
-    return {&A, &B, &f.v, &EA, &EB, &EBt, nullptr, xu};
+    return {&A, &B, &f.v, &EA, &EB, &EBt, nullptr, xu, f.K, f.W_k};
   }
 };
 

@@ -202,7 +202,7 @@ struct Additive {
   /// computed once; the kernels never store the (L_q, L_k, d_h) tanh tensor.
   template <class T>
   static AdditiveForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
-    return {project_q(Q, p), K * p.W_k.transpose(), p.v};
+    return {project_q(Q, p), K * p.W_k.transpose(), p.v, &K, &p.W_k};
   }
   /// From dA = fg.dq, dB = fg.dk, dv = fg.dv: dQ = dA W_q, dK = dB W_k, dW_q = dA^T Q,
   /// dW_k = dB^T K, db = sum_i dA_i.

@@ -48,6 +48,10 @@ template <class T>
 struct AdditiveForm {
   Mat<T> a, b;
   Vec<T> v;
+  // The inputs b came from (b = K W_k^T; not owned, they outlive the form): the tiled dL/dtau's
+  // exact differences take B_j - B_r from them in double (cpu/additive.hpp, raw_differences).
+  const Mat<T>* K = nullptr;
+  const Mat<T>* W_k = nullptr;
 };
 
 /// Gradients of a loss w.r.t. a form's inputs: dq (L_q, w) and dk (L_k, w) for DotForm
