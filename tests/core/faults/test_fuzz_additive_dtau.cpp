@@ -250,3 +250,17 @@ TEST_CASE("additive dL/dtau's exact differences take B_j - B_r from the keys in 
                                          {-1.22055674f}, {0.203803137f});
   check_dtau(Q, K, V, dO, p, c, 1e-6, {1, 2, 4});
 }
+
+TEST_CASE("additive dL/dtau's exact differences where t_j t_r rounds to 1/2 in float (review, eighteenth session)",
+          "[faults][reliability][tiled][score]") {
+  // x_r = 0.881372392, x_j = 0.881374776: t_j t_r is 0.5 + 2^-26, 0.5 in float. The saturated
+  // form (c_j + c_r - c_j c_r) was chosen in double with c_j left 0 from the float test: the
+  // difference 41 % off, dL/dtau 0.349155 where 0.596046238 (4.1 times the bar).
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 1e-3;
+  const Matrix Q = qktest::mat<float>({{0}}), K = qktest::mat<float>({{0.881372392f}, {0.881374776f}, {-0.5f}}),
+               V = qktest::mat<float>({{1}, {-1}, {0.3f}}), dO = qktest::mat<float>({{1}});
+  const auto p = qktest::additive_params(qktest::mat<float>({{1}}), qktest::mat<float>({{1}}), {1}, {0});
+  check_dtau(Q, K, V, dO, p, c, 1e-5, {1, 2, 3});
+}

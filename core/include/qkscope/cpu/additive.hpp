@@ -147,8 +147,8 @@ struct AdditiveScorer {
   const Mat<T>* EBt;  // exp(2B)^T (d_h, L_k)
   const Mat<T>* BT;   // direct tanh: B^T (d_h, L_k), each row contiguous in the keys
   const Vec<T>* XU;   // fused: 1 where unit h is small and EA, EB hold A, B themselves; or null
-  const Mat<T>* K;    // the keys and W_k that B came from (raw_differences), or null
-  const Mat<T>* W_k;
+  const Mat<T>* K = nullptr;  // the keys and W_k that B came from (raw_differences), or null
+  const Mat<T>* W_k = nullptr;
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
@@ -238,7 +238,9 @@ struct AdditiveScorer {
             double delta = 0;
             for (Eigen::Index k = 0; k < K->cols(); ++k)
               delta += double((*W_k)(h, k)) * (double((*K)(j, k)) - double((*K)(r, k)));
-            const T c_j = t * t_r(h) > T(0.5) ? score::tanh_complement(x, t) : T(0);
+            // Unconditionally: tanh_difference<double> tests t_j t_r > 1/2 in double, which a float
+            // product of 0.5 + 2^-26 passes where a float test would not (m 41 % off: review).
+            const T c_j = score::tanh_complement(x, t);
             const double d = double((*vp)(h)) * score::tanh_difference(std::tanh(delta), double(t), double(t_r(h)),
                                                                         double(c_j), double(c_r(h)));
             s += d;
