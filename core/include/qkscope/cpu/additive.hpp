@@ -147,7 +147,7 @@ struct AdditiveScorer {
   const Mat<T>* EBt;  // exp(2B)^T (d_h, L_k)
   const Mat<T>* BT;   // direct tanh: B^T (d_h, L_k), each row contiguous in the keys
   const Vec<T>* XU;   // fused: 1 where unit h is small and EA, EB hold A, B themselves; or null
-  const Mat<T>* K = nullptr;  // the keys and W_k that B came from (raw_differences), or null
+  const Mat<T>* K = nullptr;  // the keys and W_k that B came from (raw_differences)
   const Mat<T>* W_k = nullptr;
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
@@ -212,13 +212,13 @@ struct AdditiveScorer {
   /// S_ij - S_ir (out[j], in double) for the keys of `blocks`: sum_h v_h (t_jh - t_rh), each
   /// difference from the keys' own, tanh(B_jh - B_rh) (score/tanh_difference.hpp), so tied keys
   /// give 0 exactly and near-tied ones keep their digits (dL/dtau: cpu/temperature_grad.hpp).
-  /// B_jh - B_rh is taken in double from K and W_k where the scorer has them: from the float B
-  /// it carried their rounding, eps (|B_jh| + |B_rh|), which for keys 1e-4 tau apart was most
-  /// of the difference (a whole-row dL/dtau 13 times the bar where the float row was luckier:
-  /// review). err[j] bounds the rest: the factor 1 - t_j t_r from the float x (a few eps, and
-  /// eps |x| each for x's rounding) times |v_h (t_jh - t_rh)|; without K, as before, the float
-  /// B's rounding. Scalar (std::tanh, as the core's exact pass): only rows the bound flags take
-  /// it, and vectorised over the units it cost the tiled wasm module 1.7 KB gzipped.
+  /// B_jh - B_rh is taken in double from K and W_k (every scorer has them: AdditiveForm keeps
+  /// them): from the float B it carried their rounding, eps (|B_jh| + |B_rh|), which for keys
+  /// 1e-4 tau apart was most of the difference (a whole-row dL/dtau 13 times the bar where the
+  /// float row was luckier: review). err[j] bounds the rest: the factor 1 - t_j t_r from the
+  /// float x (a few eps, and eps |x| each for x's rounding) times |v_h (t_jh - t_rh)|. Scalar
+  /// (std::tanh, as the core's exact pass): only rows the bound flags take it, and vectorised
+  /// over the units it cost the tiled wasm module 1.7 KB gzipped.
   void raw_differences(Eigen::Index i, Eigen::Index r, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                        double* out, double* err) const {
     const Eigen::Index L_k = Bp->rows(), dh = vp->size();
@@ -234,22 +234,16 @@ struct AdditiveScorer {
         double s = 0, bound = 0;
         for (Eigen::Index h = 0; h < dh; ++h) {
           const T b_j = (*Bp)(j, h), b_r = (*Bp)(r, h), x = (*Ap)(i, h) + b_j, t = std::tanh(x);
-          if (K) {
-            double delta = 0;
-            for (Eigen::Index k = 0; k < K->cols(); ++k)
-              delta += double((*W_k)(h, k)) * (double((*K)(j, k)) - double((*K)(r, k)));
-            // Unconditionally: tanh_difference<double> tests t_j t_r > 1/2 in double, which a float
-            // product of 0.5 + 2^-26 passes where a float test would not (m 41 % off: review).
-            const T c_j = score::tanh_complement(x, t);
-            const double d = double((*vp)(h)) * score::tanh_difference(std::tanh(delta), double(t), double(t_r(h)),
-                                                                        double(c_j), double(c_r(h)));
-            s += d;
-            bound += std::abs(d) * (4 + 2 * (std::abs(double(x)) + std::abs(double((*Ap)(i, h)) + double(b_r))));
-          } else {
-            s += double((*vp)(h)) * double(score::key_tanh_difference(b_j, b_r, x, t, t_r(h), c_r(h)));
-            if (b_j != b_r)
-              bound += std::abs(double((*vp)(h))) * (1 - double(t) * double(t_r(h))) * (std::abs(double(b_j)) + std::abs(double(b_r)));
-          }
+          double delta = 0;
+          for (Eigen::Index k = 0; k < K->cols(); ++k)
+            delta += double((*W_k)(h, k)) * (double((*K)(j, k)) - double((*K)(r, k)));
+          // Unconditionally: tanh_difference<double> tests t_j t_r > 1/2 in double, which a float
+          // product of 0.5 + 2^-26 passes where a float test would not (m 41 % off: review).
+          const T c_j = score::tanh_complement(x, t);
+          const double d = double((*vp)(h)) * score::tanh_difference(std::tanh(delta), double(t), double(t_r(h)),
+                                                                      double(c_j), double(c_r(h)));
+          s += d;
+          bound += std::abs(d) * (4 + 2 * (std::abs(double(x)) + std::abs(double((*Ap)(i, h)) + double(b_r))));
         }
         out[j] = s;
         err[j] = eps * bound;
