@@ -29,6 +29,14 @@ describe('faults found by differential testing', () => {
     assertThrowsWith(() => qk.multiHeadForward({ query: X, heads: 2, dK: 2, dV: 2, temperature: 1e39 }), RangeError, /temperature/);
   });
 
+  test('a multi-head projection past the float32 range is a RangeError naming it, not a head\'s error', () => {
+    // X W_Q of a query of 3e38 is past FLT_MAX: the error names the projection (it blamed the
+    // head's query before); the module keeps working.
+    assertThrowsWith(() => qk.multiHeadForward({ query: [[3e38, -3e38, 3e38, 3e38]], heads: 2, dK: 2, dV: 2 }),
+      RangeError, /the query projection Q = query W_Q overflowed at \(0, 0\)/);
+    assert.ok(finite(qk.multiHeadForward({ query: X, heads: 2, dK: 2, dV: 2 }).output));
+  });
+
   test('a scale above the float32 maximum is a RangeError naming the scale', () => {
     const o = { query: [[1]], key: [[1], [2]], value: [[1], [2]], scale: 1e39 };
     assertThrowsWith(() => qk.forward(o), RangeError, /scale 1e\+39 overflows/);

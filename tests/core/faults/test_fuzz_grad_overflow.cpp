@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "faults/tiled_check.hpp"
 
@@ -153,5 +154,25 @@ TEST_CASE("core backward: linear concat's row sum of dS is exactly 0, not 3e13 (
   SECTION("with a softcap the row sum is formed around the slope of the largest weight") {
     c.bias.softcap = 50;
     tiled_matches(Q, K, V, dO, p, c);
+  }
+}
+
+TEST_CASE("core backward: dO at the largest double over one value's keys gives dQ = dK = 0, not NaN",
+          "[faults][overflow][backward]") {
+  // dP = dO V^T = DBL_MAX is rescaled by 2^(a+b); that factor was 2^1024 = inf in double, and
+  // 0 * inf made every zero gradient NaN ("gradient overflowed: dL/dquery ... nan"). Every key
+  // carries the same value, so dS = P (dP - D) = 0: dQ = dK = 0, dV = P^T dO (exact here).
+  const double M = std::numeric_limits<double>::max();
+  for (const Eigen::Index L_k : {1, 2, 3}) {
+    const MatrixD Q = MatrixD::Ones(1, 1), K = MatrixD::Ones(L_k, 1), V = MatrixD::Ones(L_k, 1);
+    const MatrixD dO = MatrixD::Constant(1, 1, M);
+    const ScoreParams<double> p;
+    const AttentionConfig<double> c;
+    const auto f = attention_forward<double>(Q, K, V, p, c);
+    const auto g = attention_backward<double>(Q, K, V, p, c, f, dO);
+    CHECK(g.dQ(0, 0) == 0);
+    CHECK((g.dK.array() == 0).all());
+    CHECK_THAT(g.dV(0, 0), WithinRel(M / double(L_k), 1e-15));  // weights 1 / L_k
+    CHECK(g.dtemperature == 0);
   }
 }

@@ -4,6 +4,7 @@
 // sums of dL/draw that the row-sum scorers take, and the final finiteness check.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -25,8 +26,12 @@ double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
   // Below max / 8, dP_j - dP_k and p . dP stay finite in the normalizer backward.
   if (dP.size() == 0 || (dP.array().isFinite().all() && dP.cwiseAbs().maxCoeff() < std::numeric_limits<T>::max() / 8))
     return 1;
-  const int a = std::ilogb(double(dO.cwiseAbs().maxCoeff()));
   const int b = std::ilogb(double(V.cwiseAbs().maxCoeff())) + std::ilogb(double(V.cols())) + 1;
+  // 2^(a+b) must stay finite in double: for dO near DBL_MAX it was 2^1024 = inf, and every
+  // zero gradient became 0 * inf = NaN (found by the multi-head overflow test, nineteenth
+  // session). A smaller a keeps dP 2^-(a+b) below 8, far from the range's end.
+  const int a = std::min(std::ilogb(double(dO.cwiseAbs().maxCoeff())),
+                         std::numeric_limits<double>::max_exponent - 1 - b);
   // Scaled copies first: Eigen folds scalar factors of a product's operands out of the
   // GEMM (it would compute dO V^T and overflow again).
   const Mat<T> dOs = dO * T(std::ldexp(1.0, -a)), Vs = V * T(std::ldexp(1.0, -b));
@@ -55,17 +60,21 @@ int row_rescale_exponent(const T* dz, const T* dp, Eigen::Index n, double tau) {
   return std::ilogb(bound / top) + 1;
 }
 
-/// Every gradient must be finite: an overflow (tau near 0, huge inputs) is reported, never
-/// returned as inf or NaN.
+/// One gradient must be finite: an overflow (tau near 0, huge inputs) is reported, naming it
+/// and its first non-finite entry, never returned as inf or NaN.
+template <class M>
+void require_gradient_finite(const M& m, const char* name) {
+  if (m.allFinite()) return;  // vectorised; the loop below names the first bad entry
+  for (Eigen::Index i = 0; i < m.size(); ++i)
+    if (!std::isfinite(double(m.data()[i])))
+      fail(std::string("gradient overflowed: ") + name + " at flat index " + std::to_string(i) + " is " +
+           num(double(m.data()[i])) + ", not representable in this precision (inputs, dO or 1/temperature too large)");
+}
+
+/// Every gradient of one attention call must be finite (require_gradient_finite).
 template <class T>
 void require_gradients_finite(const AttentionGrads<T>& g) {
-  auto check = [](const auto& m, const char* name) {
-    if (m.allFinite()) return;  // vectorised; the loop below names the first bad entry
-    for (Eigen::Index i = 0; i < m.size(); ++i)
-      if (!std::isfinite(double(m.data()[i])))
-        fail(std::string("gradient overflowed: ") + name + " at flat index " + std::to_string(i) + " is " +
-             num(double(m.data()[i])) + ", not representable in this precision (inputs, dO or 1/temperature too large)");
-  };
+  const auto check = [](const auto& m, const char* name) { require_gradient_finite(m, name); };
   check(g.dQ, "dL/dquery");
   check(g.dK, "dL/dkey");
   check(g.dV, "dL/dvalue");

@@ -10,6 +10,8 @@
 
 #include "qkscope/attention.hpp"
 #include "qkscope/bias/bias.hpp"
+#include "qkscope/detail/grad_guards.hpp"
+#include "qkscope/detail/product_range.hpp"
 #include "qkscope/mha/config.hpp"
 
 namespace qkscope {
@@ -33,6 +35,26 @@ void add_into(ScoreParams<T>& acc, const ScoreParams<T>& x) {
   add_into(acc.w, x.w);
 }
 
+/// The sums over heads and batch must be finite as each head's gradients are (attention_backward).
+template <class T>
+void require_summed_gradients_finite(const MultiHeadGrads<T>& g) {
+  for (const ScoreParams<T>& p : g.dscore_params) {
+    require_gradient_finite(p.W, "dL/dscore_params.W (summed over the batch)");
+    require_gradient_finite(p.W_q, "dL/dscore_params.W_q (summed over the batch)");
+    require_gradient_finite(p.W_k, "dL/dscore_params.W_k (summed over the batch)");
+    require_gradient_finite(p.v, "dL/dscore_params.v (summed over the batch)");
+    require_gradient_finite(p.b, "dL/dscore_params.b (summed over the batch)");
+    require_gradient_finite(p.w, "dL/dscore_params.w (summed over the batch)");
+  }
+  require_gradient_finite(g.drelative, "dL/dbias.relative (summed over heads and batch)");
+  require_gradient_finite(g.dt5_tables, "dL/dt5_tables (summed over the batch)");
+  require_gradient_finite(g.dt5_table, "dL/dbias.t5_table (summed over heads and batch)");
+  require_gradient_finite(g.ddense, "dL/dbias.dense (summed over heads and batch)");
+  require(std::isfinite(g.dtemperature) && std::isfinite(double(T(g.dtemperature))),
+          "gradient overflowed: dL/dtemperature (summed over heads and batch) is " +
+              num(g.dtemperature) + ", not representable in this precision");
+}
+
 }  // namespace detail
 
 /// Backward of multi_head_forward for dOutput = dL/d output (B*L_q, d_out). `fwd` must
@@ -40,8 +62,10 @@ void add_into(ScoreParams<T>& acc, const ScoreParams<T>& x) {
 /// dW_Q, dW_K, dW_V, dW_O (shapes of their arguments), dscore_params (H entries, summed
 /// over the batch), the shared biases' gradients and dL/dtemperature.
 /// Self-attention (X_kv is X_q): the gradient w.r.t. X is dX_q + dX_kv; the caller sums.
-/// Throws std::invalid_argument for the forward's errors, a dOutput of the wrong shape,
-/// or a `fwd` that does not match (B, H, L_q, L_k).
+/// Throws std::invalid_argument for the forward's errors, a dOutput of the wrong shape or not finite,
+/// or a `fwd` that does not match (B, H, L_q, L_k), and for a gradient past the range of T
+/// ("gradient overflowed" or "... overflowed", naming it; products are settled as in the
+/// forward, detail/product_range.hpp).
 template <class T>
 MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
                                       const MultiHeadWeights<T>& w, const MultiHeadConfig<T>& cfg,
@@ -55,12 +79,15 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
                       std::to_string(fwd.num_heads) + ", " + std::to_string(fwd.L_q) + ", " +
                       std::to_string(fwd.L_k) + ")");
   detail::require_shape(dOutput, s.B * s.L_q, s.d_out, "grad_output (B*L_q x d_out)");
+  detail::require_finite(dOutput, "grad_output");
   const std::vector<ScoreParams<T>> params = detail::head_params(w, cfg, s);
   const std::vector<double> slopes = cfg.alibi ? alibi_slopes(int(s.H)) : std::vector<double>{};
 
   MultiHeadGrads<T> g;
   g.dW_O = fwd.concat.transpose() * dOutput;            // (H*d_v, d_out)
-  const Mat<T> dC = dOutput * w.W_O.transpose();         // (B*L_q, H*d_v)
+  Mat<T> dC = dOutput * w.W_O.transpose();               // (B*L_q, H*d_v)
+  detail::settle_product(g.dW_O, fwd.concat.transpose(), dOutput, "dL/dW_O = concat^T grad_output");
+  detail::settle_product(dC, dOutput, w.W_O.transpose(), "dL/dconcat = grad_output W_O^T");
   Mat<T> dQ = Mat<T>::Zero(s.B * s.L_q, s.H * s.d_k);
   Mat<T> dK = Mat<T>::Zero(s.B * s.L_k, s.H_kv * s.d_k);
   Mat<T> dV = Mat<T>::Zero(s.B * s.L_k, s.H_kv * s.d_v);
@@ -98,11 +125,23 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
       }
     }
   }
+  // A KV head's gradients are sums over its group of query heads, which can overflow.
+  detail::require_gradient_finite(dK, "dL/dK = sum over a KV group's query heads");
+  detail::require_gradient_finite(dV, "dL/dV = sum over a KV group's query heads");
+  detail::require_summed_gradients_finite(g);
   g.dW_Q = X_q.transpose() * dQ;   // (d_model, H*d_k)
   g.dW_K = X_kv.transpose() * dK;  // (d_model_kv, H_kv*d_k)
   g.dW_V = X_kv.transpose() * dV;  // (d_model_kv, H_kv*d_v)
   g.dX_q = dQ * w.W_Q.transpose();                                // (B*L_q, d_model)
-  g.dX_kv = dK * w.W_K.transpose() + dV * w.W_V.transpose();      // (B*L_k, d_model_kv)
+  Mat<T> dX_k = dK * w.W_K.transpose(), dX_v = dV * w.W_V.transpose();  // (B*L_k, d_model_kv)
+  detail::settle_product(g.dW_Q, X_q.transpose(), dQ, "dL/dW_Q = X_q^T dQ");
+  detail::settle_product(g.dW_K, X_kv.transpose(), dK, "dL/dW_K = X_kv^T dK");
+  detail::settle_product(g.dW_V, X_kv.transpose(), dV, "dL/dW_V = X_kv^T dV");
+  detail::settle_product(g.dX_q, dQ, w.W_Q.transpose(), "dL/dX_q = dQ W_Q^T");
+  detail::settle_product(dX_k, dK, w.W_K.transpose(), "dL/dX_kv's key part dK W_K^T");
+  detail::settle_product(dX_v, dV, w.W_V.transpose(), "dL/dX_kv's value part dV W_V^T");
+  g.dX_kv = dX_k + dX_v;
+  detail::require_gradient_finite(g.dX_kv, "dL/dX_kv = dK W_K^T + dV W_V^T");
   return g;
 }
 

@@ -11,6 +11,7 @@
 
 #include "qkscope/attention.hpp"
 #include "qkscope/bias/bias.hpp"
+#include "qkscope/detail/product_range.hpp"
 #include "qkscope/mha/config.hpp"
 
 namespace qkscope {
@@ -27,7 +28,9 @@ namespace qkscope {
 /// Throws std::invalid_argument naming the argument for: H % H_kv != 0 (naming both),
 /// batch rows not divisible by B, any weight shape, score_params count, key_lengths
 /// (count, or an entry < 0 or > L_k, naming the batch index), alibi set twice, and
-/// every single-head error (prefixed with its batch and head).
+/// every single-head error (prefixed with its batch and head), and for a projection (Q, K, V
+/// or the output) whose exact value is past the range of T (detail/product_range.hpp; an
+/// entry that overflowed only in summation order is formed again and returned).
 template <class T>
 MultiHeadResult<T> multi_head_forward(const Mat<T>& X_q, const Mat<T>& X_kv,
                                       const MultiHeadWeights<T>& w, const MultiHeadConfig<T>& cfg) {
@@ -43,6 +46,9 @@ MultiHeadResult<T> multi_head_forward(const Mat<T>& X_q, const Mat<T>& X_kv,
   r.Q = X_q * w.W_Q;   // (B*L_q, H*d_k)
   r.K = X_kv * w.W_K;  // (B*L_k, H_kv*d_k)
   r.V = X_kv * w.W_V;  // (B*L_k, H_kv*d_v)
+  detail::settle_product(r.Q, X_q, w.W_Q, "the query projection Q = X_q W_Q");
+  detail::settle_product(r.K, X_kv, w.W_K, "the key projection K = X_kv W_K");
+  detail::settle_product(r.V, X_kv, w.W_V, "the value projection V = X_kv W_V");
   r.concat.resize(s.B * s.L_q, s.H * s.d_v);
   r.heads.resize(std::size_t(s.B * s.H));
   for (Eigen::Index b = 0; b < s.B; ++b) {
@@ -66,6 +72,7 @@ MultiHeadResult<T> multi_head_forward(const Mat<T>& X_q, const Mat<T>& X_kv,
     }
   }
   r.output = r.concat * w.W_O;  // (B*L_q, d_out)
+  detail::settle_product(r.output, r.concat, w.W_O, "the output projection concat W_O");
   return r;
 }
 
