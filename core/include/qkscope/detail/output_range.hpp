@@ -5,7 +5,7 @@
 // V = FLT_MAX and float weights summing to 1.00000004 gave O = inf where the exact output is
 // FLT_MAX (fuzzer finding). Why a clamp to +-max(T) is then right within rounding: let the
 // row's rounded weights sum to 1 + delta (delta: the normalizer's own rounding, a few ulps for
-// softmax; sparsemax sums its support in T, so up to O(L_k^2 eps) there: review). In any
+// softmax and for sparsemax, whose float rows sum their support in double). In any
 // summation order, a partial sum passes max(T) only if the weights on values within
 // O(L_k eps + delta) of +max(T) (or of -max(T), for -inf) sum to at least 1 - O(L_k eps); the
 // rest of the row weighs O(L_k eps + delta), so the exact O_ic is within O(L_k eps + delta)
