@@ -6,7 +6,8 @@
 // carried it times dS of 1e38: dQ -2.93e29 where 0 (fuzzer, 2026-12-06: tests/fuzz/fixed/
 // additive-dQ-opposite-keys-sixteenth-2026-12-06). The pass now forms t + t_r from the keys' own
 // sum where the signs differ, tanh(2A + B_j + B_r) (1 + t t_r), as tanh_difference.hpp forms
-// t - t_r from B_j - B_r (Bahdanau et al. 2015, A.1.2, for the score).
+// t - t_r from B_j - B_r (Bahdanau et al. 2015, A.1.2, for the score); and, since the nineteenth
+// session, where the signs agree and |t + t_r| < 1/2: small t keep the exp form's absolute error.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -86,6 +87,35 @@ TEST_CASE("tiled additive: 2A + B_j + B_r is summed in double, not at the scale 
   for (const Eigen::Index bk : {1, 2, 3, 4}) {
     CAPTURE(bk);
     CHECK(std::abs(double(qktest::tiled_grads(Q, K, V, dO, p, c, bk).dQ(0, 0)) / exact - 1) < 5e-3);
+    qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(bk));
+  }
+}
+
+TEST_CASE("tiled additive dQ: t + t_r of small same-sign t from the keys' own sum (fuzzer, nineteenth session)",
+          "[faults][reliability][tiled][score][additive]") {
+  // tests/fuzz/fixed/additive-dQ-small-t-sum-nineteenth-2026-12-06-n4. Query 2 (q = -1.6e-4)
+  // sees keys 1 and 2 nearly tied at 0 (-1.1e-44 and -8.7e-19) with dS = +-1e36, so dQ rests on
+  // u_1 - u_2 = -(t_1 - t_2)(t_1 + t_2); unit 0's t are ~1.8e-4, and the exp form's t + t_r kept
+  // its absolute error of ~1.3 eps, 5e-4 of the sum: dQ 5.19584e14 where 5.195931885e14 (1.7e-5
+  // off, 20 times the harness's bar). The 60-digit values: tests/fuzz/mpmath_oracle.py.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.temperature = 0.0014267585710653371;
+  const auto p = qktest::additive_params(qktest::mat<float>({{-1.10910213f}, {0.110217616f}}),
+                                         qktest::mat<float>({{-0.496926904f}, {0.0531286001f}}),
+                                         {0.472379684f, -0.895673513f}, {0, 2.03424025f});
+  const Matrix Q = qktest::mat<float>({{-8.67361716e-23f}, {-8.67361716e-23f}, {-0.00016469977f}, {-0.000107009786f}}),
+               K = qktest::mat<float>({{2}, {-1.12103877e-44f}, {-8.67361738e-19f}}),
+               V = qktest::mat<float>({{-2.2958874e-41f}, {2.35293245f}, {0.0638127327f}}),
+               dO = qktest::mat<float>({{-3.98507929f}, {2.59614843e+33f}, {2.59614843e+33f}, {2.59614843e+33f}});
+  const double right[4] = {-9.29412080087318e-19, 605481481534518.0, 519593188530829.0, 549677589989521.0};
+  for (const Eigen::Index bk : {1, 2, 3}) {
+    CAPTURE(bk);
+    const Matrix dQ = qktest::tiled_grads(Q, K, V, dO, p, c, bk).dQ;
+    for (int i = 1; i < 4; ++i) {
+      CAPTURE(i);
+      CHECK(std::abs(double(dQ(i, 0)) - right[i]) <= 1e-6 * std::abs(right[i]));
+    }
     qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(bk));
   }
 }
