@@ -331,7 +331,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
     }
   if (!rows.empty()) normalizer_rows(rows);
   double dtau = 0;  // in double: rows past T's range may cancel (review finding)
-  for (Eigen::Index i = 0; i < shape.L_q; ++i) dtau += dtau_rows[i] * row_scale(i);
+  for (Eigen::Index i = 0; i < shape.L_q; ++i) dtau += detail::unscale(dtau_rows[i], row_scale(i));
   g.dtemperature = dtau;
 
   // Through the biases (reverse order): dense, T5, relative, ALiBi (no parameters), softcap,
@@ -353,7 +353,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
   Mat<T> dS(shape.L_q, shape.L_k);
   for (int i = 0; i < int(shape.L_q); ++i)
     for (int j = 0; j < int(shape.L_k); ++j) {
-      const double dz = double(dZ(i, j)) * row_scale(i);
+      const double dz = detail::unscale(double(dZ(i, j)), row_scale(i));
       if (b.dense.size()) g.ddense(i, j) = T(dz);
       if (mods.relative && !row_rule) {
         const int k = mods.relative_index(i, j);
@@ -372,7 +372,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& Q, const Mat<T>& K, const Mat
       detail::PositionRowShares rows_shares;
       rows_shares.resize(mods);
       for (int i = 0; i < int(shape.L_q); ++i) {
-        for (int j = 0; j < int(shape.L_k); ++j) rows_shares.add(mods, i, j, dZ(i, j) * row_scale(i));
+        for (int j = 0; j < int(shape.L_k); ++j) rows_shares.add(mods, i, j, detail::unscale(dZ(i, j), row_scale(i)));
         rows_shares.rel.flush(drel.data(), drel.data() + n_rel);
         rows_shares.t5.flush(dt5.data(), dt5.data() + n_t5);
       }

@@ -175,4 +175,19 @@ TEST_CASE("core backward: dO at the largest double over one value's keys gives d
     CHECK_THAT(g.dV(0, 0), WithinRel(M / double(L_k), 1e-15));  // weights 1 / L_k
     CHECK(g.dtemperature == 0);
   }
+  // V near DBL_MAX as well: the scale is 2^2047, +inf in double, and zeros must stay 0 (review).
+  for (const Eigen::Index d_v : {1, 2}) {
+    const MatrixD Q = MatrixD::Ones(1, 1), K = MatrixD::Ones(3, 1), V = MatrixD::Constant(3, d_v, M);
+    const MatrixD dO = MatrixD::Constant(1, d_v, M);
+    const ScoreParams<double> p;
+    for (const char* normalizer : {"softmax", "sparsemax"}) {
+      AttentionConfig<double> c;
+      c.normalizer = normalizer;
+      const auto f = attention_forward<double>(Q, K, V, p, c);
+      const auto g = attention_backward<double>(Q, K, V, p, c, f, dO);
+      CHECK(g.dQ(0, 0) == 0);
+      CHECK((g.dK.array() == 0).all());
+      CHECK(g.dtemperature == 0);
+    }
+  }
 }

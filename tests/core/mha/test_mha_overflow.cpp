@@ -46,6 +46,19 @@ TEMPLATE_TEST_CASE("multi-head output projection: summation-order overflow gives
   const MultiHeadResult<T> r = multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg);
   CHECK(r.output(0, 0) == M);  // M + M - M, exact
 
+  // A column whose largest entry meets a zero: the other terms' scale must come from the
+  // terms themselves, not from each factor's largest entry (M + M - M + 0 M: review).
+  c.w.W_V.resize(1, 4);
+  c.w.W_V << M, M, -M, 0;
+  c.cfg.d_v = 4;
+  c.w.W_O.resize(4, 1);
+  c.w.W_O << 1, 1, 1, M;
+  REQUIRE_FALSE(std::isfinite(T((c.w.W_V * c.w.W_O)(0, 0))));
+  CHECK(multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg).output(0, 0) == M);
+
+  c.w.W_V.resize(1, 3);
+  c.w.W_V << M, M, -M;
+  c.cfg.d_v = 3;
   c.w.W_O = Mat<T>::Constant(3, 1, T(2));  // 2M + 2M - 2M = 2M: past max(T)
   CHECK_THROWS_WITH(multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg),
                     Contains("the output projection concat W_O overflowed at (0, 0)"));
@@ -86,6 +99,17 @@ TEMPLATE_TEST_CASE("multi-head backward: dL/dconcat's summation-order overflow i
     CHECK(g.dX_kv(0, 0) == M);  // dK = 0 (one key), dV W_V^T = M
     CHECK(g.dX_q(0, 0) == 0);
   }
+  SECTION("a KV head's gradient summed over its group in summation order is exact") {
+    Tiny<T> c(3, 1);  // three query heads share one KV head; dC = 0.9 [M, M, -M]
+    c.w.W_O << M, M, -M;
+    const MultiHeadResult<T> r = multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg);
+    const Mat<T> dO = Mat<T>::Constant(1, 1, T(0.9));
+    const MultiHeadGrads<T> g = multi_head_backward<T>(c.X_q, c.X_kv, c.w, c.cfg, r, dO);
+    const T part = T(0.9) * M;  // each head's dV (one key, weight 1), as rounded in T
+    REQUIRE_FALSE(std::isfinite(part + part - part));  // the plain sum overflows
+    CHECK(g.dW_V(0, 0) == part);
+    CHECK(g.dX_kv(0, 0) == part);
+  }
   SECTION("a KV head's gradient summed over its group past max(T) is an error") {
     Tiny<T> c(2, 1);  // two query heads share one KV head; dC = [M, M]
     const MultiHeadResult<T> r = multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg);
@@ -107,5 +131,44 @@ TEMPLATE_TEST_CASE("multi-head backward: dL/dconcat's summation-order overflow i
     const Mat<T> dO = Mat<T>::Constant(1, 1, std::numeric_limits<T>::quiet_NaN());
     CHECK_THROWS_WITH(multi_head_backward<T>(c.X_q, c.X_kv, c.w, c.cfg, r, dO),
                       Contains("grad_output must be finite"));
+  }
+}
+
+TEMPLATE_TEST_CASE("multi-head backward: dL/dX_kv settles dK W_K^T + dV W_V^T as one product",
+                   "[mha][faults][overflow]", float, double) {
+  // The key part alone overflows where the sum does not (review): three keys, the first
+  // carrying the query's direction, W_K and W_V with second rows of M / 2.28 and about
+  // -(M / 2.28)(1 - P_1), so that dK W_K^T and dV W_V^T nearly cancel in column 1.
+  using T = TestType;
+  const T M = std::numeric_limits<T>::max();
+  Tiny<T> c(1, 1);
+  c.X_kv = Mat<T>::Zero(3, 2);
+  c.X_kv(0, 0) = 1;
+  c.w.W_K.resize(2, 1);
+  c.w.W_V.resize(2, 1);
+  const double e = std::exp(1.0), P1 = e / (e + 2);
+  c.w.W_K << 1, T(double(M) / 2.28);
+  c.w.W_V << 1, T(-double(M) / 2.28 * (1 - P1));
+  const MultiHeadResult<T> r = multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg);
+  const Mat<T> dO = Mat<T>::Constant(1, 1, T(10));
+  const MultiHeadGrads<T> g = multi_head_backward<T>(c.X_q, c.X_kv, c.w, c.cfg, r, dO);
+  REQUIRE(g.dX_kv.allFinite());
+  // Right value: dX_kv(j, 1) = dK_j W_K(1, 0) + dV_j W_V(1, 0), with the head's dK_j, dV_j from
+  // the double core (K = [1, 0, 0], V = [1, 0, 0]) and the sum in long double; the bar is the
+  // product's own rounding, a few eps times the sum of the terms' magnitudes.
+  Eigen::Matrix<double, -1, -1> Qd(1, 1), Kd(3, 1), Vd(3, 1), dOd(1, 1);
+  Qd << 1;
+  Kd << 1, 0, 0;
+  Vd << 1, 0, 0;
+  dOd << 10;
+  const AttentionConfig<double> cfg;
+  const auto fd = attention_forward<double>(Qd, Kd, Vd, ScoreParams<double>{}, cfg);
+  const auto gd = attention_backward<double>(Qd, Kd, Vd, ScoreParams<double>{}, cfg, fd, dOd);
+  for (Eigen::Index j = 0; j < 3; ++j) {
+    const long double want = (long double)gd.dK(j, 0) * (long double)c.w.W_K(1, 0) +
+                             (long double)gd.dV(j, 0) * (long double)c.w.W_V(1, 0);
+    const long double scale = std::abs((long double)gd.dK(j, 0) * (long double)c.w.W_K(1, 0)) +
+                              std::abs((long double)gd.dV(j, 0) * (long double)c.w.W_V(1, 0));
+    CHECK(std::abs((long double)g.dX_kv(j, 1) - want) <= 8 * std::numeric_limits<T>::epsilon() * scale);
   }
 }

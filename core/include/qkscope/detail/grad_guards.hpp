@@ -19,25 +19,28 @@ struct AttentionGrads;
 namespace detail {
 
 /// When dP = dO V^T overflowed (or came near it), recomputes it as (dO 2^-a)(V 2^-b)^T with both factors
-/// near 1 and returns 2^(a+b), the factor the normalizer's gradients must be multiplied by;
-/// returns 1 (dP untouched) otherwise.
+/// near 1 and returns 2^(a+b), the factor the normalizer's gradients must be multiplied by
+/// (with unscale: in double it is +inf past 2^1023, for dO or V near DBL_MAX); returns 1 (dP
+/// untouched) otherwise.
 template <class T>
 double rescale_if_overflowed(Mat<T>& dP, const Mat<T>& dO, const Mat<T>& V) {
   // Below max / 8, dP_j - dP_k and p . dP stay finite in the normalizer backward.
   if (dP.size() == 0 || (dP.array().isFinite().all() && dP.cwiseAbs().maxCoeff() < std::numeric_limits<T>::max() / 8))
     return 1;
+  const int a = std::ilogb(double(dO.cwiseAbs().maxCoeff()));
   const int b = std::ilogb(double(V.cwiseAbs().maxCoeff())) + std::ilogb(double(V.cols())) + 1;
-  // 2^(a+b) must stay finite in double: for dO near DBL_MAX it was 2^1024 = inf, and every
-  // zero gradient became 0 * inf = NaN (found by the multi-head overflow test, nineteenth
-  // session). A smaller a keeps dP 2^-(a+b) below 8, far from the range's end.
-  const int a = std::min(std::ilogb(double(dO.cwiseAbs().maxCoeff())),
-                         std::numeric_limits<double>::max_exponent - 1 - b);
   // Scaled copies first: Eigen folds scalar factors of a product's operands out of the
   // GEMM (it would compute dO V^T and overflow again).
   const Mat<T> dOs = dO * T(std::ldexp(1.0, -a)), Vs = V * T(std::ldexp(1.0, -b));
   dP.noalias() = dOs * Vs.transpose();
   return std::ldexp(1.0, a + b);
 }
+
+/// x times a row's gradient scale (rescale_if_overflowed, row_rescale_exponent), where 0 stays
+/// 0: in double the scale is +inf when dO and V are near DBL_MAX (2^1024 and more), and every
+/// zero gradient then came out 0 * inf = NaN (dO = DBL_MAX over keys of one value, where dQ = 0:
+/// nineteenth session); a nonzero x then gives +-inf, which the finite checks name.
+inline double unscale(double x, double scale) { return x == 0 ? 0.0 : x * scale; }
 
 /// The exponent e for one row whose dZ = dL/dz overflowed (or came near it) although its dP
 /// did not: the row's normalizer backward, linear in dP, reruns on dP 2^-e (formed in double:
@@ -118,7 +121,7 @@ Eigen::VectorXd row_sums_of_grad_raw(const Mat<T>& dZ, const Eigen::VectorXd& ro
     double sum = 0;
     for (Eigen::Index j = 0; j < dZ.cols(); ++j)
       if (dZ(i, j) != T(0))
-        sum += double(dZ(i, j)) * row_scale(i) * ((mods.softcap ? mods.softcap_slope(double(raw(i, j))) : 1.0) - ref);
+        sum += unscale(double(dZ(i, j)), row_scale(i)) * ((mods.softcap ? mods.softcap_slope(double(raw(i, j))) : 1.0) - ref);
     R(i) = sum * double(mods.scale);
   }
   return R;

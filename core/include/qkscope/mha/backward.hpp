@@ -10,52 +10,11 @@
 
 #include "qkscope/attention.hpp"
 #include "qkscope/bias/bias.hpp"
-#include "qkscope/detail/grad_guards.hpp"
 #include "qkscope/detail/product_range.hpp"
+#include "qkscope/mha/backward_sums.hpp"
 #include "qkscope/mha/config.hpp"
 
 namespace qkscope {
-namespace detail {
-
-/// acc += x, where an empty acc takes x and an empty x (unused parameter) is skipped.
-template <class M>
-void add_into(M& acc, const M& x) {
-  if (!x.size()) return;
-  if (!acc.size()) acc = x;
-  else acc += x;
-}
-
-template <class T>
-void add_into(ScoreParams<T>& acc, const ScoreParams<T>& x) {
-  add_into(acc.W, x.W);
-  add_into(acc.W_q, x.W_q);
-  add_into(acc.W_k, x.W_k);
-  add_into(acc.v, x.v);
-  add_into(acc.b, x.b);
-  add_into(acc.w, x.w);
-}
-
-/// The sums over heads and batch must be finite as each head's gradients are (attention_backward).
-template <class T>
-void require_summed_gradients_finite(const MultiHeadGrads<T>& g) {
-  for (const ScoreParams<T>& p : g.dscore_params) {
-    require_gradient_finite(p.W, "dL/dscore_params.W (summed over the batch)");
-    require_gradient_finite(p.W_q, "dL/dscore_params.W_q (summed over the batch)");
-    require_gradient_finite(p.W_k, "dL/dscore_params.W_k (summed over the batch)");
-    require_gradient_finite(p.v, "dL/dscore_params.v (summed over the batch)");
-    require_gradient_finite(p.b, "dL/dscore_params.b (summed over the batch)");
-    require_gradient_finite(p.w, "dL/dscore_params.w (summed over the batch)");
-  }
-  require_gradient_finite(g.drelative, "dL/dbias.relative (summed over heads and batch)");
-  require_gradient_finite(g.dt5_tables, "dL/dt5_tables (summed over the batch)");
-  require_gradient_finite(g.dt5_table, "dL/dbias.t5_table (summed over heads and batch)");
-  require_gradient_finite(g.ddense, "dL/dbias.dense (summed over heads and batch)");
-  require(std::isfinite(g.dtemperature) && std::isfinite(double(T(g.dtemperature))),
-          "gradient overflowed: dL/dtemperature (summed over heads and batch) is " +
-              num(g.dtemperature) + ", not representable in this precision");
-}
-
-}  // namespace detail
 
 /// Backward of multi_head_forward for dOutput = dL/d output (B*L_q, d_out). `fwd` must
 /// be the result of multi_head_forward with the same arguments. Returns dX_q, dX_kv,
@@ -91,7 +50,7 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
   Mat<T> dQ = Mat<T>::Zero(s.B * s.L_q, s.H * s.d_k);
   Mat<T> dK = Mat<T>::Zero(s.B * s.L_k, s.H_kv * s.d_k);
   Mat<T> dV = Mat<T>::Zero(s.B * s.L_k, s.H_kv * s.d_v);
-  g.dscore_params.resize(std::size_t(s.H));
+  std::vector<AttentionGrads<T>> heads(std::size_t(s.B * s.H));  // summed after the loop
   for (Eigen::Index b = 0; b < s.B; ++b) {
     AttentionConfig<T> c = detail::sequence_config(cfg, b);
     for (Eigen::Index kv = 0; kv < s.H_kv; ++kv) {
@@ -102,7 +61,7 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
         const Mat<T> dO_h = dC.block(b * s.L_q, h * s.d_v, s.L_q, s.d_v);
         if (cfg.alibi) c.bias.alibi_slope = slopes[std::size_t(h)];
         if (cfg.t5_tables.size()) c.bias.t5_table = cfg.t5_tables.row(h).transpose();
-        AttentionGrads<T> hg;
+        AttentionGrads<T>& hg = heads[std::size_t(b * s.H + h)];
         try {
           hg = attention_backward<T>(Q_h, K_g, V_g, params[std::size_t(h)], c,
                                      fwd.heads[std::size_t(b * s.H + h)], dO_h);
@@ -110,38 +69,28 @@ MultiHeadGrads<T> multi_head_backward(const Mat<T>& X_q, const Mat<T>& X_kv,
           detail::rethrow_head(e, b, h);
         }
         dQ.block(b * s.L_q, h * s.d_k, s.L_q, s.d_k) = hg.dQ;
-        dK.block(b * s.L_k, kv * s.d_k, s.L_k, s.d_k) += hg.dK;  // GQA: the group sums
-        dV.block(b * s.L_k, kv * s.d_v, s.L_k, s.d_v) += hg.dV;
-        detail::add_into(g.dscore_params[std::size_t(h)], hg.dparams);
-        detail::add_into(g.drelative, hg.drelative);
-        if (cfg.t5_tables.size()) {
-          if (!g.dt5_tables.size()) g.dt5_tables = Mat<T>::Zero(cfg.t5_tables.rows(), cfg.t5_tables.cols());
-          g.dt5_tables.row(h) += hg.dt5_table.transpose();
-        } else {
-          detail::add_into(g.dt5_table, hg.dt5_table);  // a shared table, as bias.relative
-        }
-        detail::add_into(g.ddense, hg.ddense);
-        g.dtemperature += hg.dtemperature;
+        hg.dQ = Mat<T>();
       }
     }
   }
-  // A KV head's gradients are sums over its group of query heads, which can overflow.
-  detail::require_gradient_finite(dK, "dL/dK = sum over a KV group's query heads");
-  detail::require_gradient_finite(dV, "dL/dV = sum over a KV group's query heads");
-  detail::require_summed_gradients_finite(g);
+  detail::sum_head_gradients(heads, s, cfg.t5_tables.size() != 0, dK, dV, g);
+  heads.clear();
   g.dW_Q = X_q.transpose() * dQ;   // (d_model, H*d_k)
   g.dW_K = X_kv.transpose() * dK;  // (d_model_kv, H_kv*d_k)
   g.dW_V = X_kv.transpose() * dV;  // (d_model_kv, H_kv*d_v)
   g.dX_q = dQ * w.W_Q.transpose();                                // (B*L_q, d_model)
-  Mat<T> dX_k = dK * w.W_K.transpose(), dX_v = dV * w.W_V.transpose();  // (B*L_k, d_model_kv)
+  g.dX_kv = dK * w.W_K.transpose() + dV * w.W_V.transpose();      // (B*L_k, d_model_kv)
   detail::settle_product(g.dW_Q, X_q.transpose(), dQ, "dL/dW_Q = X_q^T dQ");
   detail::settle_product(g.dW_K, X_kv.transpose(), dK, "dL/dW_K = X_kv^T dK");
   detail::settle_product(g.dW_V, X_kv.transpose(), dV, "dL/dW_V = X_kv^T dV");
   detail::settle_product(g.dX_q, dQ, w.W_Q.transpose(), "dL/dX_q = dQ W_Q^T");
-  detail::settle_product(dX_k, dK, w.W_K.transpose(), "dL/dX_kv's key part dK W_K^T");
-  detail::settle_product(dX_v, dV, w.W_V.transpose(), "dL/dX_kv's value part dV W_V^T");
-  g.dX_kv = dX_k + dX_v;
-  detail::require_gradient_finite(g.dX_kv, "dL/dX_kv = dK W_K^T + dV W_V^T");
+  if (!detail::all_finite(g.dX_kv.data(), std::size_t(g.dX_kv.size()))) {
+    // One product [dK dV] [W_K W_V]^T: a part may overflow where the sum does not (review).
+    Mat<T> dKV(dK.rows(), dK.cols() + dV.cols()), W_KV(w.W_K.rows(), w.W_K.cols() + w.W_V.cols());
+    dKV << dK, dV;
+    W_KV << w.W_K, w.W_V;
+    detail::settle_product(g.dX_kv, dKV, W_KV.transpose(), "dL/dX_kv = dK W_K^T + dV W_V^T");
+  }
   return g;
 }
 
