@@ -56,9 +56,17 @@ TEMPLATE_TEST_CASE("multi-head output projection: summation-order overflow gives
   REQUIRE_FALSE(std::isfinite(T((c.w.W_V * c.w.W_O)(0, 0))));
   CHECK(multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg).output(0, 0) == M);
 
+  // Terms whose scaled sum ties up to 2 in T (M + 2^e - 2^e, 2^e half an ulp of M): summed in
+  // double with compensation, not rounded twice up to 2^(E+1) = inf (review).
+  const T half_ulp = std::ldexp(T(1), std::numeric_limits<T>::max_exponent - std::numeric_limits<T>::digits - 1);
   c.w.W_V.resize(1, 3);
-  c.w.W_V << M, M, -M;
+  c.w.W_V << M, half_ulp, -half_ulp;
   c.cfg.d_v = 3;
+  c.w.W_O = Mat<T>::Ones(3, 1);
+  REQUIRE_FALSE(std::isfinite(T((c.w.W_V * c.w.W_O)(0, 0))));
+  CHECK(multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg).output(0, 0) == M);
+
+  c.w.W_V << M, M, -M;
   c.w.W_O = Mat<T>::Constant(3, 1, T(2));  // 2M + 2M - 2M = 2M: past max(T)
   CHECK_THROWS_WITH(multi_head_forward<T>(c.X_q, c.X_kv, c.w, c.cfg),
                     Contains("the output projection concat W_O overflowed at (0, 0)"));
@@ -171,4 +179,21 @@ TEMPLATE_TEST_CASE("multi-head backward: dL/dX_kv settles dK W_K^T + dV W_V^T as
                               std::abs((long double)gd.dV(j, 0) * (long double)c.w.W_V(1, 0));
     CHECK(std::abs((long double)g.dX_kv(j, 1) - want) <= 8 * std::numeric_limits<T>::epsilon() * scale);
   }
+}
+
+TEMPLATE_TEST_CASE("settle_sum keeps small parts beside cancelling huge ones, and ties below max(T)",
+                   "[mha][faults][overflow]", float, double) {
+  using T = TestType;
+  const T M = std::numeric_limits<T>::max();
+  const T half_ulp = std::ldexp(T(1), std::numeric_limits<T>::max_exponent - std::numeric_limits<T>::digits - 1);
+  const auto one = [](T x) { return Mat<T>::Constant(1, 1, x); };
+  const Mat<T> a = one(M), b = one(half_ulp), c = one(-half_ulp), d = one(-M), tiny = one(T(1e-30));
+  Mat<T> out;
+  detail::settle_sum<Mat<T>>(out, {&a, &b, &c}, "test");
+  CHECK(out(0, 0) == M);  // M + 2^e - 2^e: both plain roundings tie to 2^(E+1) = inf
+  detail::settle_sum<Mat<T>>(out, {&a, &a, &d, &d, &tiny}, "test");
+  if constexpr (sizeof(T) == 4) CHECK(out(0, 0) == T(1e-30));  // in double, 2^-227 of the top term
+  CHECK(std::isfinite(out(0, 0)));
+  CHECK_THROWS_WITH(detail::settle_sum<Mat<T>>(out, {&a, &a}, "the test sum"),
+                    Contains("gradient overflowed: the test sum overflowed at (0, 0)"));
 }

@@ -77,7 +77,7 @@ void sum_head_gradients(const std::vector<AttentionGrads<T>>& heads, const MhaSh
   double dtau = 0;
   for (const AttentionGrads<T>& x : heads) dtau += x.dtemperature;
   if (!std::isfinite(dtau)) {
-    const auto [m, e] = sum_by_exponent<double>(Eigen::Index(heads.size()), [&](Eigen::Index k) {
+    const auto [m, e] = sum_by_exponent(Eigen::Index(heads.size()), [&](Eigen::Index k) {
       return split_exponent(heads[std::size_t(k)].dtemperature);
     });
     dtau = std::ldexp(m, e);
