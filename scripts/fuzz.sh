@@ -28,7 +28,7 @@ while (($#)); do
     *) echo "fuzz.sh: unknown argument '$1' (use --minutes N, --seconds N, --runs N, --seed S)" >&2; exit 2 ;;
   esac
 done
-harnesses=(fuzz_attention fuzz_normalizers)
+harnesses=(fuzz_attention fuzz_normalizers fuzz_multihead)
 # A fixed run (--runs) is the same run everywhere: a fresh output corpus, no comparison tracing.
 fixed_flags=() out=build/fuzz/corpus
 if ((runs >= 0)); then

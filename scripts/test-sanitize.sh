@@ -12,7 +12,7 @@ if [[ ! -f build/sanitize/CMakeCache.txt ]]; then
   cmake --preset sanitize
 fi
 # Only the tests and the harnesses (the benchmark CLI needs no sanitizer run).
-cmake --build --preset sanitize --parallel "$jobs" --target qkscope_tests fuzz_attention fuzz_normalizers
+cmake --build --preset sanitize --parallel "$jobs" --target qkscope_tests fuzz_attention fuzz_normalizers fuzz_multihead
 ctest --preset sanitize "$@"
 bash scripts/fuzz.sh --runs "${QKSCOPE_FUZZ_RUNS:-20000}" --seed 1
 bash scripts/test-valgrind.sh
