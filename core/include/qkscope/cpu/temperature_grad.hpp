@@ -59,9 +59,9 @@ template <class T>
   const double scale = double(m.scale);
   double z_r = scale * double(s_r), z_j = z_r + scale * ds;
   if (m.softcap) {
-    const double cap = double(m.cap);
-    z_j = cap * std::tanh(z_j / cap);
-    z_r = cap * std::tanh(z_r / cap);
+    const double cap = double(m.cap);  // as ScoreMods<double>::capped (review: a cap of 1e300)
+    z_j = pipeline::ScoreMods<T>::softcapped(z_j, cap);
+    z_r = pipeline::ScoreMods<T>::softcapped(z_r, cap);
   }
   if (!m.plain()) z_j += bias_part(m, i, j), z_r += bias_part(m, i, r);
   return z_j - z_r;
