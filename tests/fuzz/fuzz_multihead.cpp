@@ -18,6 +18,7 @@
 
 #include "case.hpp"
 #include "qkscope/mha/multi_head.hpp"
+#include "support/convert.hpp"
 
 using namespace qkscope;
 
@@ -179,10 +180,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cd.kv_heads = c.kv_heads;
   cd.d_k = c.d_k;
   cd.d_v = c.d_v;
-  cd.attention.score = c.attention.score;
-  cd.attention.normalizer = c.attention.normalizer;
-  cd.attention.temperature = c.attention.temperature;
-  cd.attention.mask.causal = c.attention.mask.causal;
+  cd.attention = qktest::config_as<double>(c.attention);
   cd.alibi = c.alibi;
   cd.key_lengths = c.key_lengths;
   cd.param_seed = c.param_seed;
