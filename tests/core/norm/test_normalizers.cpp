@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "qkscope/qkscope.hpp"
+#include "reference/reference.hpp"
 
 using namespace qkscope;
 using Catch::Matchers::WithinAbs;
@@ -105,12 +106,12 @@ TEST_CASE("gumbel-softmax samples follow the softmax distribution", "[norm]") {
   CHECK_THAT(hits[0] / double(n), WithinAbs(1 / z, 0.03));
 }
 
-TEST_CASE("float sparsemax weights are the double weights of the same logits, rounded", "[norm][faults]") {
+TEST_CASE("float sparsemax weights are the reference's weights of the same logits, rounded", "[norm][faults]") {
   // The threshold (sum_S y - 1) / |S| was formed in float: its absolute error, O(|S| eps
-  // max|y|), was the whole of a weight near the support's edge (16 % off at L_k = 300). Now the
-  // float row is the double row of its own float logits, within one float ulp of each weight.
-  // Seeded rows: up to 400 keys, logits off + spread * U(-1, 1) for spreads 1e-3..1 and
-  // offsets +-(1e-4..1e4), temperatures 1e-3..1e3.
+  // max|y|), was the whole of a weight near the support's edge (16 % off at L_k = 300). Now each
+  // float weight is within one float ulp of the independent double reference (core/reference/,
+  // sparsemax by bisection) on the same float logits. Seeded rows: up to 400 keys, logits
+  // off + spread * U(-1, 1) for spreads 1e-3..1 and offsets +-(1e-4..1e4), temperatures 1e-3..1e3.
   std::mt19937_64 g(7);
   std::uniform_real_distribution<double> u(-1, 1);
   double worst = 0;
@@ -119,11 +120,11 @@ TEST_CASE("float sparsemax weights are the double weights of the same logits, ro
     const double spread = std::pow(10.0, -3 + 3 * u(g)), off = std::pow(10.0, 4 * u(g)) * (g() & 1 ? 1 : -1);
     const float tau = float(std::pow(10.0, 3 * u(g)));
     std::vector<float> z(n), p(n);
-    std::vector<double> zd(n), pd(n);
+    std::vector<double> zd(n);
     for (Eigen::Index j = 0; j < n; ++j) zd[j] = z[j] = float(off + spread * u(g));
     norm::Sparsemax::forward(norm::Row<float>{z.data(), n, tau, nullptr, nullptr}, p.data());
-    norm::Sparsemax::forward(norm::Row<double>{zd.data(), n, double(tau), nullptr, nullptr}, pd.data());
-    for (Eigen::Index j = 0; j < n; ++j) worst = std::max(worst, std::abs(p[j] - pd[j]) / std::max(pd[j], 1e-30));
+    const std::vector<double> ref = reference::normalize<double>("sparsemax", zd, double(tau), NormalizerOptions{}, nullptr);
+    for (Eigen::Index j = 0; j < n; ++j) worst = std::max(worst, std::abs(p[j] - ref[j]) / std::max(ref[j], 1e-30));
   }
-  CHECK(worst <= std::ldexp(1.0, -23));  // one float ulp relative (the float code before: 9e-3)
+  CHECK(worst <= std::ldexp(1.0, -23));  // one float ulp relative (the float code before: 2.4e-3)
 }
