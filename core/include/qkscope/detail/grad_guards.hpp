@@ -74,6 +74,14 @@ void require_gradient_finite(const M& m, const char* name) {
            num(double(m.data()[i])) + ", not representable in this precision (inputs, dO or 1/temperature too large)");
 }
 
+/// dL/dtemperature (kept in double) must be finite and representable in T; `what` names it
+/// in the error, e.g. "dL/dtemperature (summed over heads and batch)".
+template <class T>
+void require_dtemperature_finite(double dtau, const char* what) {
+  require(std::isfinite(dtau) && std::isfinite(double(T(dtau))),
+          std::string("gradient overflowed: ") + what + " is " + num(dtau) + ", not representable in this precision");
+}
+
 /// Every gradient of one attention call must be finite (require_gradient_finite).
 template <class T>
 void require_gradients_finite(const AttentionGrads<T>& g) {
@@ -90,9 +98,7 @@ void require_gradients_finite(const AttentionGrads<T>& g) {
   check(g.drelative, "dL/dbias.relative");
   check(g.dt5_table, "dL/dbias.t5_table");
   check(g.ddense, "dL/dbias.dense");
-  require(std::isfinite(g.dtemperature) && std::isfinite(double(T(g.dtemperature))),
-          "gradient overflowed: dL/dtemperature is " + num(g.dtemperature) +
-              ", not representable in this precision");
+  require_dtemperature_finite<T>(g.dtemperature, "dL/dtemperature");
 }
 
 /// R_i = sum_j dL/draw_ij of each query row, for the scorers whose query gradient is built on

@@ -83,9 +83,7 @@ void sum_head_gradients(const std::vector<AttentionGrads<T>>& heads, const MhaSh
     dtau = std::ldexp(m, e);
   }
   g.dtemperature = dtau;
-  require(std::isfinite(dtau) && std::isfinite(double(T(dtau))),
-          "gradient overflowed: dL/dtemperature (summed over heads and batch) is " + num(dtau) +
-              ", not representable in this precision");
+  require_dtemperature_finite<T>(dtau, "dL/dtemperature (summed over heads and batch)");
 }
 
 }  // namespace qkscope::detail
