@@ -120,10 +120,12 @@ void refine_grad_q(const typename DotScorer<T>::Refine& r, Eigen::Index i0, Eige
 /// registry: the score's prepare hook gives each head's form. finish(n, g, out) maps head
 /// n's kernel gradients back to its Q, K and the score parameters (prepared_backward).
 /// Returns false, without calling fn, when fold_ok(bound) is false for some head's form
-/// (its logits / tau may leave T's range: detail/logit_range.hpp). logit_gain = |scale| / tau.
+/// (its logits / tau may leave T's range: detail/logit_range.hpp). score_gain = |scale| / tau;
+/// logit_gain is the same in the forward and +inf in the backward (the additive scorer's
+/// stricter test: attention_backward).
 template <class T, class Ok, class Fn>
 bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, const std::string& score,
-                  double logit_gain, Ok&& fold_ok, Fn&& fn) {
+                  double logit_gain, double score_gain, Ok&& fold_ok, Fn&& fn) {
   bool ran = false;
   visit_score(score, [&](auto f) {
     using F = decltype(f);
@@ -151,8 +153,16 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     } else {
       auto sc = scorers_of(forms, h, std::isinf(logit_gain));  // +inf: attention_backward
       if constexpr (requires { &F::template refine_tile<T>; })
-        for (std::size_t n = 0; n < h.size(); ++n)
-          sc[n].refine = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>, &refine_grad_k<F, T>, &refine_grad_q<F, T>};
+        for (std::size_t n = 0; n < h.size(); ++n) {
+          // A form may ask for its tile check only at some gains (cosine: score/cosine.hpp).
+          if constexpr (requires { F::template refine_prepare<T>(forms[n], *h[n].Q, *h[n].K, score_gain); })
+            if (!F::template refine_prepare<T>(forms[n], *h[n].Q, *h[n].K, score_gain)) continue;
+          auto& r = sc[n].refine;
+          r = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>};
+          if constexpr (requires { F::refine_whole; }) r.whole = F::refine_whole;
+          if constexpr (requires { &F::template grad_k_from_differences<T>; }) r.grad_k = &refine_grad_k<F, T>;
+          if constexpr (requires { &F::template grad_q_rows_from_differences<T>; }) r.grad_q = &refine_grad_q<F, T>;
+        }
       fn(std::move(sc), finish);
     }
   });
@@ -236,7 +246,8 @@ std::vector<TiledResult<T>> attention_forward_batch(const std::vector<HeadInputs
   std::vector<const Mat<T>*> V;
   for (const auto& h : heads) V.push_back(h.V);
   double rounding = 0;
-  const bool ran = detail::with_scorers(heads, params, cfg.score, std::abs(scale) / cfg.temperature,
+  const double gain = std::abs(scale) / cfg.temperature;
+  const bool ran = detail::with_scorers(heads, params, cfg.score, gain, gain,
                                        detail::fold_check(scale, cfg, mask, &rounding),
                                        [&](const auto& sc, auto&&) { detail::flash_forward(sc, ops, V, mask.L_q, opt, r); });
   if (!ran) return core_forward();
@@ -316,7 +327,8 @@ std::vector<AttentionGrads<T>> backward_impl(const std::vector<HeadInputs<T>>& h
   // t, and a fused t of absolute error 1e-7 on arguments near 1e-7 put dv 44% off at tau = 1
   // (fuzzer). The forward's logits may then come from the other form; the difference is
   // within a quarter of the rule's floor, and the backward divides P by its own row sum.
-  const bool ran = with_scorers(heads, params, cfg.score, std::numeric_limits<double>::infinity(), fits,
+  const bool ran = with_scorers(heads, params, cfg.score, std::numeric_limits<double>::infinity(),
+                                std::abs(scale) / cfg.temperature, fits,
                                 [&](const auto& sc, auto&& finish) {
     std::vector<FlashGrads<T>> g(heads.size());
     flash_backward(sc, ops, V, fwd, dO, mask.L_q, mask.L_k, opt, g);

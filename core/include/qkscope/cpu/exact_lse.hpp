@@ -33,9 +33,10 @@ void exact_logsumexp_rows(const Heads& heads, const ScoreParams<T>& p, const std
   if (!(rounding > 0)) return;
   visit_score(score, [&](auto f) {
     using F = decltype(f);
-    // Only forms that cancel (those with a refine hook) get here with rounding > 0: the
-    // others' forward is not instantiated (the tiled wasm module's size).
-    if constexpr (requires { &F::template refine_tile<T>; })
+    // Only forms that cancel (those with the differences hooks: negative squared Euclidean)
+    // get here with rounding > 0: the others' forward is not instantiated here (the tiled
+    // wasm module's size; cosine's refine_tile does not make it one).
+    if constexpr (requires { &F::template grad_k_from_differences<T>; })
     for (std::size_t n = 0; n < heads.size(); ++n) {
       auto& lse = r[n].logsumexp;
       for (Eigen::Index i = 0; i < lse.size(); ++i) {

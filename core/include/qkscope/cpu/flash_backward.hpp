@@ -367,10 +367,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       const Eigen::Map<const Mat<T>> P(w.p.data(), bq, bk), dX(w.dx.data(), bq, bk);
       w.dVt.noalias() += P.transpose() * dO[n]->middleRows(i0, bq);
       if constexpr (requires { sc.grad_k_refined(i0, bq, j0, bk, dX, w.dKt); })
-        if (w.refined) {  // scores recomputed from differences: dK too (neg_sq_euclidean.hpp)
-          sc.grad_k_refined(i0, bq, j0, bk, dX, w.dKt);
-          continue;
-        }
+        if (w.refined && sc.grad_k_refined(i0, bq, j0, bk, dX, w.dKt))
+          continue;  // scores recomputed from differences: dK too (neg_sq_euclidean.hpp)
       sc.grad_k(i0, bq, j0, bk, dX, w.dKt, w.extra);
     }
     g[n].dKs.middleRows(j0, bk) = w.dKt;

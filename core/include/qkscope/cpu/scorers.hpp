@@ -86,7 +86,9 @@ struct DotScorer {
   /// checks a tile of the form's scores and recomputes the entries from differences where the
   /// rounding left would pass the core's (the hook's docstring). The gradients still go
   /// through the form's rows (the core's backward takes the same expanded sums). Null fn: the
-  /// form's products are the scores.
+  /// form's products are the scores. Cosine sets only fn, and only at large |scale| / tau
+  /// (its refine_prepare): there it forms each tile again in double, and its gradients stay
+  /// grad_q's and grad_k's (null grad_k, grad_q).
   struct Refine {
     const Mat<T>* Q = nullptr;
     /// The keys as given. A form with these hooks holds them shifted by a constant in its
@@ -105,6 +107,8 @@ struct DotScorer {
     /// keep[r k_width + c] != 0 (the tied-group split taken) stay.
     void (*grad_q)(const Refine&, Eigen::Index, Eigen::Index, const std::vector<Eigen::Index>&, Eigen::Index,
                    const Mat<T>&, Mat<T>&, const char*) = nullptr;
+    /// fn forms every entry of the tile itself (cosine), so the tile's GEMM is skipped.
+    bool whole = false;
   } refine{};
   /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).
   static DotScorer make(const Mat<T>* Qs, const Mat<T>* Ks, bool backward) {
@@ -125,7 +129,7 @@ struct DotScorer {
   }
   /// scores, returning whether the refine hook recomputed the tile from differences.
   bool scores_refined(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
-    product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
+    if (!(refine.fn && refine.whole)) product_abt<T>(Qs->middleRows(i0, bq), Ks->middleRows(j0, bk), S);
     return refine.fn && refine.fn(refine, i0, bq, j0, bk, S);
   }
   /// Without tied keys, per key block while its dS is in cache: dQt += dS K_block (with them,
@@ -177,7 +181,9 @@ struct DotScorer {
     // offsets only where that sum keeps 12 bits over eps sum |dS_ij| |k_j - k_ref|: members
     // at -1e-8 and 1e-8 under dS of 3e17 whose true share is ~0 gave float noise of ~350
     // where dQ is 39.6 (0, or the sign flipped, where dropping them was right: review).
-    const Mat<T>* raw = refine.K;
+    // Only forms with the differences hooks shift their keys (cosine's refine has none, and
+    // its K are not its unit rows).
+    const Mat<T>* raw = refine.grad_q ? refine.K : nullptr;
     const Eigen::Index d_raw = raw ? raw->cols() : 0;
     const double eps = double(std::numeric_limits<T>::epsilon());
     std::vector<Eigen::Index> rows;
@@ -243,10 +249,14 @@ struct DotScorer {
               Mat<T>& dKt, Vec<T>&) const {
     dKt.noalias() += dS.transpose() * Qs->middleRows(i0, bq);
   }
-  /// grad_k for a tile that scores_refined recomputed: the form's dK from differences.
-  void grad_k_refined(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
+  /// grad_k for a tile that scores_refined recomputed: the form's dK from differences, where
+  /// it has that hook (returns false, adding nothing, where not: cosine's tiles are only
+  /// formed more precisely, and its dK is grad_k's).
+  bool grad_k_refined(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
                       Mat<T>& dKt) const {
+    if (!refine.grad_k) return false;
     refine.grad_k(refine, i0, bq, j0, bk, dS, dKt);
+    return true;
   }
 };
 

@@ -1,6 +1,6 @@
 // qkscope/cpu/wasm_gemm.hpp — the tile products of the tiled kernels in float with
 // WebAssembly SIMD (only compiled with -msimd128): C (m, n) (+)= A (m, k) B (k, n), all
-// row-major. Eigen 3.4 has no wasm backend; through Emscripten's SSE emulation its general
+// row-major; and cosine's tiles in double (gemm_f64_abt, at the end). Eigen 3.4 has no wasm backend; through Emscripten's SSE emulation its general
 // GEMM packs both operands on every small tile product (native/bench/NOTES.md, issue 11).
 // Here only B is packed, one k x 8 column panel at a time (transposed on the way for
 // S = Q_t K_t^T, whose B is K_t^T); A's rows are read as they lie.
@@ -107,6 +107,55 @@ inline void gemm_f32(int m, int n, int k, const float* A, int lda, const float* 
       for (int p = 0; p < k; ++p) s += A[i * lda + p] * (bt ? B[j * ldb + p] : B[p * ldb + j]);
       C[i * ldc + j] = s;
     }
+}
+
+/// One entry of gemm_f64_abt: a . b over k in double, even p in one lane and odd p in the
+/// other, then their sum, then the last product when k is odd (the vector kernel's order).
+inline double dot_f64_pairs(int k, const double* a, const double* b) {
+  double s0 = 0, s1 = 0;
+  int p = 0;
+  for (; p + 2 <= k; p += 2) s0 += a[p] * b[p], s1 += a[p + 1] * b[p + 1];
+  double s = s0 + s1;
+  if (p < k) s += a[p] * b[p];
+  return s;
+}
+
+/// C (m, n) = float(clamp(A B^T, lo, hi)) for A (m, k) and B (n, k) in double, row-major
+/// (cosine's tiles in double: score/cosine.hpp). Eigen's double GEMM through the SSE
+/// emulation was 2.3x the float tile's time and 3.8 KB of the module; here 2 x 4 entries per
+/// step in f64x2 accumulators over pairs of k. Each entry sums in dot_f64_pairs' order,
+/// whatever its position in the tile.
+inline void gemm_f64_abt(int m, int n, int k, const double* A, int lda, const double* B, int ldb, double lo,
+                         double hi, float* C, int ldc) {
+  auto put = [&](int i, int j, double x) { C[i * ldc + j] = float(x < lo ? lo : (x > hi ? hi : x)); };
+  int i = 0;
+  for (; i + 2 <= m; i += 2) {
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+      v128_t c[2][4];
+      for (int r = 0; r < 2; ++r)
+        for (int q = 0; q < 4; ++q) c[r][q] = wasm_f64x2_splat(0.0);
+      int p = 0;
+      for (; p + 2 <= k; p += 2) {
+        const v128_t a0 = wasm_v128_load(A + i * lda + p), a1 = wasm_v128_load(A + (i + 1) * lda + p);
+        for (int q = 0; q < 4; ++q) {
+          const v128_t b = wasm_v128_load(B + (j + q) * ldb + p);
+          c[0][q] = wasm_f64x2_add(c[0][q], wasm_f64x2_mul(a0, b));
+          c[1][q] = wasm_f64x2_add(c[1][q], wasm_f64x2_mul(a1, b));
+        }
+      }
+      for (int r = 0; r < 2; ++r)
+        for (int q = 0; q < 4; ++q) {
+          double x = wasm_f64x2_extract_lane(c[r][q], 0) + wasm_f64x2_extract_lane(c[r][q], 1);
+          if (p < k) x += A[(i + r) * lda + p] * B[(j + q) * ldb + p];
+          put(i + r, j + q, x);
+        }
+    }
+    for (; j < n; ++j)
+      for (int r = 0; r < 2; ++r) put(i + r, j, dot_f64_pairs(k, A + (i + r) * lda, B + j * ldb));
+  }
+  for (; i < m; ++i)
+    for (int j = 0; j < n; ++j) put(i, j, dot_f64_pairs(k, A + i * lda, B + j * ldb));
 }
 
 }  // namespace qkscope::cpu::detail

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "qkscope/detail/check.hpp"
+#include "qkscope/cpu/wasm_gemm.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 #include "qkscope/score/tied_keys.hpp"
@@ -107,6 +110,48 @@ struct Cosine {
     const double n_min = std::min(nq.size() ? double(nq.minCoeff()) : 1.0, nk.size() ? double(nk.minCoeff()) : 1.0);
     f.grad_gain = std::max(1.0, 1.0 / n_min);
     return f;
+  }
+  /// The fast paths' tile check (cpu/scorers.hpp, DotScorer::Refine), where refine_prepare
+  /// asks for it. Their float GEMM of the unit rows carries about sqrt(d) eps of rounding per
+  /// score (up to d eps), the core's scores (formed in double, rounded once) eps / 2, and the
+  /// softmax multiplies both by |scale| / tau: at tau = 1e-4 the tiled dV came out 24 times
+  /// the rule's bar from the core (fuzzer finding), and at d = 64, tau = 0.01 (Swin-v2's
+  /// smallest) 25 of 40 seeded comparisons failed it. So above refine_gain the tiles are
+  /// formed in double from unit rows in double, kept once per call here, and rounded once, as
+  /// the core forms its scores (bit for bit but for the GEMMs' order of summation). Costs
+  /// there: forward ~1.8x, backward ~1.4x (native/bench/NOTES.md). Double rows: their GEMMs
+  /// already have the core's precision.
+  /// refine_gain: seeded comparisons fail the rule from |scale| / tau ~ 50 at every d tried
+  /// (1 to 128) and pass at 8 (d 1 to 2048); the fuzz study's cases flag from 16 (none at 8).
+  static constexpr double refine_gain = 8;
+  /// refine_tile forms every entry: the fast paths skip their float GEMM of such tiles.
+  static constexpr bool refine_whole = true;
+  template <class T>
+  static bool refine_prepare(DotForm<T>& f, const Mat<T>& Q, const Mat<T>& K, double score_gain) {
+    if constexpr (!std::is_same_v<T, float>) return false;
+    else {
+      if (!(score_gain > refine_gain)) return false;
+      Vec<double> n;
+      f.q64 = unit_rows<double>(Q.template cast<double>(), n);
+      f.k64 = unit_rows<double>(K.template cast<double>(), n);
+      return true;
+    }
+  }
+  template <class T>
+  static bool refine_tile(const Mat<T>&, const Mat<T>&, const DotForm<T>& f, Eigen::Index i0, Eigen::Index bq,
+                          Eigen::Index j0, Eigen::Index bk, Eigen::Ref<Mat<T>> S) {
+#if defined(__wasm_simd128__)
+    if constexpr (std::is_same_v<T, float>) {  // Eigen's double GEMM is slow and large there
+      cpu::detail::gemm_f64_abt(int(bq), int(bk), int(f.q64.cols()), f.q64.row(i0).data(), int(f.q64.cols()),
+                                f.k64.row(j0).data(), int(f.k64.cols()), -1.0, 1.0, S.data(), int(S.outerStride()));
+      return true;
+    }
+#endif
+    S = (f.q64.middleRows(i0, bq) * f.k64.middleRows(j0, bk).transpose())
+            .cwiseMax(-1.0)
+            .cwiseMin(1.0)
+            .template cast<T>();
+    return true;
   }
   template <class T>
   static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>&, const DotForm<T>& f,

@@ -33,6 +33,9 @@ struct DotForm {
   /// not at all; cosine: 1 / the smallest clamped row norm, up to 1 / eps). The fast paths
   /// bound their gradients with it before they run (logit_range.hpp: grads_fit).
   double grad_gain = 1;
+  /// The rows q, k in double, where a form's refine_prepare keeps them for its refine_tile
+  /// (cosine's unit rows, unrounded); empty otherwise.
+  MatrixD q64, k64;
   const Mat<T>& q_or(const Mat<T>& Q) const { return q.size() ? q : Q; }
   const Mat<T>& k_or(const Mat<T>& K) const { return k.size() ? k : K; }
 };
