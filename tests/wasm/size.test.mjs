@@ -55,10 +55,11 @@
 //                                 plain bound counting the exp form's error; 219 KB
 //                                 until cosine's tiles in double above |scale| / tau
 //                                 = 8 (twentieth session: 24 times the rule's bar at
-//                                 tau = 1e-4 before): 221,793 B, of which ~850 B the
-//                                 double unit rows in every dot-family form and
-//                                 ~2.1 KB the hook and its f64x2 tile product
-//                                 (Eigen's double GEMM there: 0.9 KB more);
+//                                 tau = 1e-4 before): 221,793 B; without the cosine
+//                                 hook the shared changes (the dot-family form's
+//                                 double rows, the optional hooks) gave 219,694 B;
+//                                 Eigen's double GEMM for the tiles took 0.9 KB more
+//                                 than the f64x2 product in wasm_gemm.hpp;
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';
