@@ -241,6 +241,20 @@ struct NegSqEuclidean {
   /// self-attention, which flags half the pairs, ran the forward 2-4 times slower (review).
   /// Returns whether it recomputed any entry (the tiled backward then takes the tile's dK from
   /// differences too: grad_k_from_differences).
+  /// Above this |scale| / tau every entry of a tile is refined (refine_prepare).
+  static constexpr double refine_gain = 8;
+  /// The fast paths ask before they run (cpu/attention.hpp): the tile check is always on, and
+  /// above refine_gain it recomputes every entry from differences, as the core forms them (bit
+  /// for bit). Below 4 |S| of cancellation bound a pair kept up to ~8 eps |S| of rounding
+  /// against the core's ~d eps / 2 |S|; at tau = 2.9e-4 (gain ~1,700) that put dL/dtau 1.1 to
+  /// 1.5 times the rule's bar (five fuzzer findings). Random inputs at such gains pass the
+  /// form's cancellation bound and go to the core anyway; at tau = 1 nothing changes (every
+  /// entry refined there cost the forward 1.65x and the backward 2.5x: native/bench/NOTES.md).
+  template <class T>
+  static bool refine_prepare(DotForm<T>& f, const Mat<T>&, const Mat<T>&, double score_gain) {
+    f.refine_all = score_gain > refine_gain;
+    return true;
+  }
   template <class T>
   static bool refine_tile(const Mat<T>& Q, const Mat<T>& K, const DotForm<T>& f, Eigen::Index i0, Eigen::Index bq,
                           Eigen::Index j0, Eigen::Index bk, Eigen::Ref<Mat<T>> S) {
@@ -248,6 +262,10 @@ struct NegSqEuclidean {
     auto flagged = [&](Eigen::Index r, Eigen::Index c) {
       return -f.q(i0 + r, d) - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c));
     };
+    if (f.refine_all) {  // refine_prepare: every entry, as the core forms it
+      S = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
+      return true;
+    }
     bool any = false;
     for (Eigen::Index r = 0; r < bq && !any; ++r)
       for (Eigen::Index c = 0; c < bk && !any; ++c) any = flagged(r, c);
