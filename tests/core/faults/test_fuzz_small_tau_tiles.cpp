@@ -114,8 +114,8 @@ TEST_CASE("tiled negative squared Euclidean at tau = 1e-4: dL/dtau of a fuzzer i
 }
 
 TEST_CASE("tiled cosine forms its tiles in double only above |scale| / tau = 8", "[tiled][score]") {
-  // Below the gain the float GEMM's rounding is inside the rule (seeded d = 1 to 2048 pass),
-  // so the tiles keep the float GEMM's speed there.
+  // Below the gain the float GEMM's rounding is inside the rule for output, dQ, dK and dV at
+  // scale 1 (seeded d = 1 to 2048 pass), so the tiles keep the float GEMM's speed there.
   std::mt19937_64 rng(7);
   const Matrix Q = uniform(20, 64, rng), K = uniform(40, 64, rng);
   std::vector<score::DotForm<float>> forms;

@@ -119,10 +119,15 @@ struct Cosine {
   /// smallest) 25 of 40 seeded comparisons failed it. So above refine_gain the tiles are
   /// formed in double from unit rows in double, kept once per call here, and rounded once, as
   /// the core forms its scores (bit for bit but for the GEMMs' order of summation). Costs
-  /// there: forward ~1.8x, backward ~1.4x (native/bench/NOTES.md). Double rows: their GEMMs
-  /// already have the core's precision.
-  /// refine_gain: seeded comparisons fail the rule from |scale| / tau ~ 50 at every d tried
-  /// (1 to 128) and pass at 8 (d 1 to 2048); the fuzz study's cases flag from 16 (none at 8).
+  /// there (L = 512, d = 64, one thread): forward 1.4-1.55x, backward 1.2x natively, 1.6-1.7x
+  /// in the tiled wasm module (native/bench/NOTES.md); memory 16 (L_q + L_k) d bytes per head
+  /// for the double rows. Double rows: their GEMMs already have the core's precision.
+  /// refine_gain: seeded comparisons (scale 1; output, dQ, dK, dV) fail the rule from
+  /// |scale| / tau ~ 50 at every d tried (1 to 128) and pass at 8 (d 1 to 2048); the fuzz
+  /// study's cases flag from 16 (none at 8). Not covered by the gain: dL/dtau at a small scale
+  /// and tau together (scale = tau = 1e-5, nearly parallel keys), where 1 / tau magnifies
+  /// the float GEMM's rounding of near-equal scores past the rule's floor (review; open,
+  /// docs/RELIABILITY.md).
   static constexpr double refine_gain = 8;
   /// refine_tile forms every entry: the fast paths skip their float GEMM of such tiles.
   static constexpr bool refine_whole = true;

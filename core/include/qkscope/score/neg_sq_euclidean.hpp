@@ -262,18 +262,14 @@ struct NegSqEuclidean {
     auto flagged = [&](Eigen::Index r, Eigen::Index c) {
       return -f.q(i0 + r, d) - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c));
     };
-    if (f.refine_all) {  // refine_prepare: every entry, as the core forms it
-      S = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
-      return true;
-    }
-    bool any = false;
+    bool any = f.refine_all;  // refine_prepare: every entry, as the core forms it
     for (Eigen::Index r = 0; r < bq && !any; ++r)
       for (Eigen::Index c = 0; c < bk && !any; ++c) any = flagged(r, c);
     if (!any) return false;
     const Mat<T> exact = forward<T>(Q.middleRows(i0, bq), K.middleRows(j0, bk), {});
     for (Eigen::Index r = 0; r < bq; ++r)
       for (Eigen::Index c = 0; c < bk; ++c)
-        if (flagged(r, c)) S(r, c) = exact(r, c);
+        if (f.refine_all || flagged(r, c)) S(r, c) = exact(r, c);
     return true;
   }
   /// dKt(c, 0 .. d) += 2 sum_r dS(r, c) (q_{i0 + r} - k_{j0 + c}): the tiled backward's dK share
