@@ -123,6 +123,7 @@ TEST_CASE("tiled cosine forms its tiles in double only above |scale| / tau = 8",
   CHECK_FALSE(score::Cosine::refine_prepare<float>(forms[0], Q, K, 8.0));
   CHECK(forms[0].q64.size() == 0);
   CHECK(score::Cosine::refine_prepare<float>(forms[0], Q, K, 8.5));
+  CHECK(forms[0].refine_all);  // its tiles are formed whole: the fast paths skip their GEMM
   CHECK(forms[0].q64.rows() == 20);
   CHECK(forms[0].k64.rows() == 40);
   // Double rows never take it: their GEMMs have the core's precision already.

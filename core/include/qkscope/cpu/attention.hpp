@@ -159,7 +159,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
             if (!F::template refine_prepare<T>(forms[n], *h[n].Q, *h[n].K, score_gain)) continue;
           auto& r = sc[n].refine;
           r = {h[n].Q, h[n].K, &forms[n], &refine_scores<F, T>};
-          if constexpr (requires { F::refine_whole; }) r.whole = F::refine_whole;
+          r.whole = forms[n].refine_all;  // refine_tile forms every entry: no GEMM first
           if constexpr (requires { &F::template grad_k_from_differences<T>; }) r.grad_k = &refine_grad_k<F, T>;
           if constexpr (requires { &F::template grad_q_rows_from_differences<T>; }) r.grad_q = &refine_grad_q<F, T>;
         }

@@ -107,7 +107,8 @@ struct DotScorer {
     /// keep[r k_width + c] != 0 (the tied-group split taken) stay.
     void (*grad_q)(const Refine&, Eigen::Index, Eigen::Index, const std::vector<Eigen::Index>&, Eigen::Index,
                    const Mat<T>&, Mat<T>&, const char*) = nullptr;
-    /// fn forms every entry of the tile itself (cosine), so the tile's GEMM is skipped.
+    /// fn forms every entry of the tile itself (DotForm::refine_all), so the tile's GEMM is
+    /// skipped.
     bool whole = false;
   } refine{};
   /// backward: group the tied keys (only grad_q_rows reads them; O(L_k d) per call).

@@ -129,8 +129,6 @@ struct Cosine {
   /// the float GEMM's rounding of near-equal scores past the rule's floor (review; open,
   /// docs/RELIABILITY.md).
   static constexpr double refine_gain = 8;
-  /// refine_tile forms every entry: the fast paths skip their float GEMM of such tiles.
-  static constexpr bool refine_whole = true;
   template <class T>
   static bool refine_prepare(DotForm<T>& f, const Mat<T>& Q, const Mat<T>& K, double score_gain) {
     if constexpr (!std::is_same_v<T, float>) return false;
@@ -139,6 +137,7 @@ struct Cosine {
       Vec<double> n;
       f.q64 = unit_rows<double>(Q.template cast<double>(), n);
       f.k64 = unit_rows<double>(K.template cast<double>(), n);
+      f.refine_all = true;  // refine_tile forms every entry (the fast paths skip their GEMM)
       return true;
     }
   }

@@ -36,8 +36,9 @@ struct DotForm {
   /// The rows q, k in double, where a form's refine_prepare keeps them for its refine_tile
   /// (cosine's unit rows, unrounded); empty otherwise.
   MatrixD q64{}, k64{};
-  /// Set by a form's refine_prepare where every entry of a tile is to be refined (negative
-  /// squared Euclidean at a large |scale| / tau).
+  /// Set by a form's refine_prepare where its refine_tile forms every entry of a tile (cosine
+  /// and negative squared Euclidean at a large |scale| / tau): the fast paths then skip the
+  /// tile's GEMM (cpu/scorers.hpp, DotScorer::Refine::whole).
   bool refine_all = false;
   const Mat<T>& q_or(const Mat<T>& Q) const { return q.size() ? q : Q; }
   const Mat<T>& k_or(const Mat<T>& K) const { return k.size() ? k : K; }

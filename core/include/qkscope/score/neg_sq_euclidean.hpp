@@ -262,7 +262,9 @@ struct NegSqEuclidean {
     auto flagged = [&](Eigen::Index r, Eigen::Index c) {
       return -f.q(i0 + r, d) - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c));
     };
-    bool any = f.refine_all;  // refine_prepare: every entry, as the core forms it
+    // refine_prepare's refine_all: every entry, as the core forms it (S was not formed: the
+    // fast paths skip the GEMM of such tiles, so `flagged` must not read it).
+    bool any = f.refine_all;
     for (Eigen::Index r = 0; r < bq && !any; ++r)
       for (Eigen::Index c = 0; c < bk && !any; ++c) any = flagged(r, c);
     if (!any) return false;
