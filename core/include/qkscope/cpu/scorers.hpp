@@ -86,9 +86,9 @@ struct DotScorer {
   /// checks a tile of the form's scores and recomputes the entries from differences where the
   /// rounding left would pass the core's (the hook's docstring). The gradients still go
   /// through the form's rows (the core's backward takes the same expanded sums). Null fn: the
-  /// form's products are the scores. Cosine sets only fn, and only at large |scale| / tau
-  /// (its refine_prepare): there it forms each tile again in double, and its gradients stay
-  /// grad_q's and grad_k's (null grad_k, grad_q).
+  /// form's products are the scores. Cosine sets only fn (and whole), and only at large
+  /// |scale| / tau (its refine_prepare): there it forms each tile in double, and its
+  /// gradients stay grad_q's and grad_k's (null grad_k, grad_q).
   struct Refine {
     const Mat<T>* Q = nullptr;
     /// The keys as given. A form with these hooks holds them shifted by a constant in its

@@ -1,7 +1,8 @@
 // qkscope/cpu/wasm_gemm.hpp — the tile products of the tiled kernels in float with
 // WebAssembly SIMD (only compiled with -msimd128): C (m, n) (+)= A (m, k) B (k, n), all
-// row-major; and cosine's tiles in double (gemm_f64_abt, at the end). Eigen 3.4 has no wasm backend; through Emscripten's SSE emulation its general
-// GEMM packs both operands on every small tile product (native/bench/NOTES.md, issue 11).
+// row-major; and cosine's tiles in double (gemm_f64_abt, at the end). Eigen 3.4 has no
+// wasm backend; through Emscripten's SSE emulation its general GEMM packs both operands on
+// every small tile product (native/bench/NOTES.md, issue 11).
 // Here only B is packed, one k x 8 column panel at a time (transposed on the way for
 // S = Q_t K_t^T, whose B is K_t^T); A's rows are read as they lie.
 // Register blocking: 4 rows x 8 columns of C in eight f32x4 accumulators (wasm SIMD has no
@@ -121,10 +122,11 @@ inline double dot_f64_pairs(int k, const double* a, const double* b) {
 }
 
 /// C (m, n) = float(clamp(A B^T, lo, hi)) for A (m, k) and B (n, k) in double, row-major
-/// (cosine's tiles in double: score/cosine.hpp). Eigen's double GEMM through the SSE
-/// emulation was 2.3x the float tile's time and 3.8 KB of the module; here 2 x 4 entries per
-/// step in f64x2 accumulators over pairs of k. Each entry sums in dot_f64_pairs' order,
-/// whatever its position in the tile.
+/// (cosine's tiles in double: score/cosine.hpp). With Eigen's double GEMM through the SSE
+/// emulation, attention() at tau 0.1 took 2.3x its float time and the module 0.9 KB more
+/// than with this kernel (1.6-1.7x: NOTES): 2 x 4 entries per step in f64x2 accumulators
+/// over pairs of k. Each entry sums in dot_f64_pairs' order, whatever its position in the
+/// tile.
 inline void gemm_f64_abt(int m, int n, int k, const double* A, int lda, const double* B, int ldb, double lo,
                          double hi, float* C, int ldc) {
   auto put = [&](int i, int j, double x) { C[i * ldc + j] = float(x < lo ? lo : (x > hi ? hi : x)); };
