@@ -31,6 +31,23 @@ Matrix uniform(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng, float
   return m;
 }
 
+/// dL/dtau of the tiled path against the double core under the rule, the float core setting
+/// the bar (check_tiled_matches_reference covers the output and dQ, dK, dV).
+void check_tiled_dtau(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO,
+                      const AttentionConfig<float>& c, const cpu::TiledOptions& o) {
+  const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
+  REQUIRE_FALSE(t.fallback);
+  const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
+  const auto f32 = attention_forward<float>(Q, K, V, {}, c);
+  const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
+  const auto cd = qktest::config_as<double>(c);
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
+  const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
+  CHECK_MATCHES_REFERENCE("tiled dL/dtau", MatrixD::Constant(1, 1, tg.dtemperature),
+                          MatrixD::Constant(1, 1, g32.dtemperature), MatrixD::Constant(1, 1, g64.dtemperature));
+}
+
 /// The tiled path against the core under the rule (output, dQ, dK, dV at two tilings, and
 /// dL/dtau) for `score` over shapes with L_q != L_k, one query and odd sizes, at each tau, with
 /// scale +-1, causal or not; queries and keys spread over [-spread, spread).
@@ -55,16 +72,7 @@ void check_small_tau(const char* score, std::initializer_list<double> taus, floa
           o.threads = 1;
           qktest::check_tiled_matches_reference(Q, K, V, dO, c, o);
           qktest::check_tiled_matches_reference(Q, K, V, dO, c);  // one query per tile, two keys per block
-          const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
-          const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
-          const auto f32 = attention_forward<float>(Q, K, V, {}, c);
-          const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
-          const auto cd = qktest::config_as<double>(c);
-          const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>();
-          const auto f64 = attention_forward<double>(Qd, Kd, Vd, {}, cd);
-          const auto g64 = attention_backward<double>(Qd, Kd, Vd, {}, cd, f64, dO.cast<double>());
-          CHECK_MATCHES_REFERENCE("tiled dL/dtau", MatrixD::Constant(1, 1, tg.dtemperature),
-                                  MatrixD::Constant(1, 1, g32.dtemperature), MatrixD::Constant(1, 1, g64.dtemperature));
+          check_tiled_dtau(Q, K, V, dO, c, o);
         }
 }
 
@@ -98,17 +106,7 @@ TEST_CASE("tiled negative squared Euclidean at tau = 1e-4: dL/dtau of a fuzzer i
   c.mask.causal = true;
   c.mask.alignment = CausalAlignment::bottom_right;
   for (const cpu::TiledOptions& o : {cpu::TiledOptions{}, qktest::one_thread_small_tiles()}) {
-    const auto t = cpu::attention_forward<float>(Q, K, V, {}, c, o);
-    REQUIRE_FALSE(t.fallback);
-    const auto tg = cpu::attention_backward<float>(Q, K, V, {}, c, t, dO, o);
-    const auto f32 = attention_forward<float>(Q, K, V, {}, c);
-    const auto g32 = attention_backward<float>(Q, K, V, {}, c, f32, dO);
-    const auto cd = qktest::config_as<double>(c);
-    const auto f64 = attention_forward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, cd);
-    const auto g64 = attention_backward<double>(Q.cast<double>(), K.cast<double>(), V.cast<double>(), {}, cd, f64,
-                                                dO.cast<double>());
-    CHECK_MATCHES_REFERENCE("tiled dL/dtau", MatrixD::Constant(1, 1, tg.dtemperature),
-                            MatrixD::Constant(1, 1, g32.dtemperature), MatrixD::Constant(1, 1, g64.dtemperature));
+    check_tiled_dtau(Q, K, V, dO, c, o);
     qktest::check_tiled_matches_reference(Q, K, V, dO, c, o);
   }
 }
