@@ -154,11 +154,12 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   for (const bool queries : {true, false})
     prs.push_back(qkfuzz::reversed(c.Q, c.K, c.V, c.dO, c.params, c.cfg, queries));
   // One field of every evaluation on moved inputs that ran: P([](auto& e) -> auto& { ... }).
-  auto P = [&](auto field) {
+  // Fields of the gradients only from runs whose backward ran (grads_ok).
+  auto P = [&](auto field, bool grads = false) {
     using X = std::remove_cvref_t<decltype(field(prs[0]))>;
     std::vector<const X*> v;
     for (const auto& e : prs)
-      if (e.ok) v.push_back(&field(e));
+      if (e.ok && (!grads || e.grads_ok)) v.push_back(&field(e));
     return v;
   };
   match(c, "tiled output", t.output, farthest(ref.output, P([](auto& e) -> auto& { return e.fwd.output; }), &r->output),
@@ -253,7 +254,7 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   auto grad = [&](const char* what, const auto& fast, auto field) {
     const auto& ref = field(g64);
     if (!ref.size()) return;
-    auto moved = P([&](auto& e) -> auto& { return field(e.grads); });
+    auto moved = P([&](auto& e) -> auto& { return field(e.grads); }, true);
     for (const auto& x : gr) moved.push_back(&field(x));
     match(c, what, fast, farthest(ref, moved, gc ? &field(*gc) : nullptr, gb_ok ? &field(gb) : nullptr), ref);
   };
@@ -272,7 +273,7 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   using S1 = Eigen::Matrix<double, 1, 1>;
   std::vector<S1> t_moved_values;
   for (const auto& e : prs)
-    if (e.ok) t_moved_values.push_back(S1(e.grads.dtemperature));
+    if (e.grads_ok) t_moved_values.push_back(S1(e.grads.dtemperature));
   for (const auto& x : gr) t_moved_values.push_back(S1(x.dtemperature));
   std::vector<const S1*> t_moved;
   for (const auto& x : t_moved_values) t_moved.push_back(&x);

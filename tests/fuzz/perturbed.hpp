@@ -10,6 +10,8 @@
 //    one-stream bar said 2e7); with independent streams alone, one entry's harmful direction
 //    was left out one time in 2^streams. The same runs also move each logit to a float next
 //    to it (round_logits).
+//  - The core in double on the case's inputs with each raw score rounded to the nearest float
+//    (round_raw_scores): the rounding every float path makes, alike for tied keys.
 //  - The core in float from the double forward with its weights rounded up or down at
 //    random (weights_rounded_randomly; a stream and its reverse): the rounding of each P.
 //  - The core in float with the queries, and with the keys, in reverse order (reversed):
@@ -119,6 +121,29 @@ inline void round_logits(qkscope::AttentionConfig<double>& c, const qkscope::Mat
     }
 }
 
+/// Moves each logit by as much as rounding its raw score f(q_i, k_j) to the nearest float moves
+/// it (through the dense bias, as round_logits; through the softcap too where there is one): the
+/// one rounding every float path makes, since each holds its raw scores in float. Unlike
+/// round_logits' random directions, to nearest moves tied keys alike, as a float path does:
+/// five additive keys tied at S = 1.41034 beside one at 1.41042, tau = 1e-3, moved together
+/// by half an ulp of S, which no stream of round_logits did (a tiled path with its tiles formed
+/// in double and rounded once was 1.4 times the bar: twenty-first session).
+inline void round_raw_scores(qkscope::AttentionConfig<double>& c, const qkscope::AttentionResult<double>& f) {
+  const qkscope::MatrixD& raw = f.raw_scores;
+  if (c.bias.dense.size() == 0) c.bias.dense = qkscope::MatrixD::Zero(raw.rows(), raw.cols());
+  auto scaled = [&](double r) {
+    const double x = f.scale * r;
+    return c.bias.softcap ? *c.bias.softcap * std::tanh(x / *c.bias.softcap) : x;
+  };
+  for (Eigen::Index i = 0; i < raw.rows(); ++i)
+    for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+      const double r = raw(i, j), rf = double(float(r));
+      if (rf == r || !std::isfinite(rf) || !std::isfinite(c.bias.dense(i, j))) continue;
+      const double delta = scaled(rf) - scaled(r);
+      if (std::isfinite(delta)) c.bias.dense(i, j) += delta;
+    }
+}
+
 /// The double forward's weights rounded to float, each up or down (signs from the stream)
 /// instead of to nearest; exact ones stay. The float backward from them is a sample of the
 /// error of any float path, which holds P in float: where a gradient is a difference of two
@@ -139,12 +164,30 @@ inline qkscope::AttentionResult<float> weights_rounded_randomly(const qkscope::A
 }
 
 /// One evaluation on moved inputs, in double (ok = false when it throws on them, e.g. a
-/// temperature moved past a limit).
+/// temperature moved past a limit). The forward counts where only the backward threw
+/// (grads_ok = false: dO with -inf entries); before, such a run was dropped whole and its
+/// output with it.
 struct PerturbedReference {
-  bool ok = false;
+  bool ok = false;        // the forward ran: fwd holds it
+  bool grads_ok = false;  // the backward ran too: grads holds it
   qkscope::AttentionResult<double> fwd;
   qkscope::AttentionGrads<double> grads;
 };
+
+/// The double core forward and backward on one set of inputs, as a PerturbedReference.
+inline PerturbedReference run_double(const qkscope::MatrixD& q, const qkscope::MatrixD& k, const qkscope::MatrixD& v,
+                                     const qkscope::ScoreParams<double>& p, const qkscope::AttentionConfig<double>& c,
+                                     const qkscope::MatrixD& g) {
+  PerturbedReference r;
+  try {
+    r.fwd = qkscope::attention_forward<double>(q, k, v, p, c);
+    r.ok = true;
+    r.grads = qkscope::attention_backward<double>(q, k, v, p, c, r.fwd, g);
+    r.grads_ok = true;
+  } catch (const std::invalid_argument&) {
+  }
+  return r;
+}
 
 /// Calls f(a.x, b.x) for every gradient field x of two AttentionGrads, dL/dtau included: the
 /// one list of the fields that grads_as_double and float_core_backward walk.
@@ -235,8 +278,10 @@ inline std::vector<PerturbedReference> perturbed_references(
   std::vector<PerturbedReference> out;
   // The case's logits z (for the rounding of z and of the weights, below); none if it throws.
   qkscope::MatrixD z;
+  qkscope::AttentionResult<double> full;
   try {
-    z = qkscope::attention_forward<double>(Q, K, V, params, cfg).masked_scores;
+    full = qkscope::attention_forward<double>(Q, K, V, params, cfg);
+    z = full.masked_scores;
   } catch (const std::invalid_argument&) {
   }
   for (const auto& [seed, opposite] : kInputStreams) {
@@ -246,14 +291,7 @@ inline std::vector<PerturbedReference> perturbed_references(
     qkscope::AttentionConfig<double> c = cfg;
     move_inputs(q, k, v, g, p, c, s, [](double x, bool up) { return x * (1 + (up ? 1 : -1) * 0x1p-24); });
     if (z.size()) round_logits(c, z, s);
-    PerturbedReference r;
-    try {
-      r.fwd = qkscope::attention_forward<double>(q, k, v, p, c);
-      r.grads = qkscope::attention_backward<double>(q, k, v, p, c, r.fwd, g);
-      r.ok = true;
-    } catch (const std::invalid_argument&) {
-    }
-    out.push_back(std::move(r));
+    out.push_back(run_double(q, k, v, p, c, g));
   }
   Signs s(0x2545F4914F6CDD1Dull);
   qkscope::Matrix q = Qf, k = Kf, v = Vf, g = dOf;
@@ -267,12 +305,20 @@ inline std::vector<PerturbedReference> perturbed_references(
   PerturbedReference r;
   try {
     const auto f = qkscope::attention_forward<float>(q, k, v, p, c);
-    r.grads = float_core_backward(q, k, v, p, c, f, g);
     r.fwd = qktest::result_as<double>(f);
     r.ok = true;
+    r.grads = float_core_backward(q, k, v, p, c, f, g);
+    r.grads_ok = true;
   } catch (const std::invalid_argument&) {
   }
   out.push_back(std::move(r));
+  // Last (the runs above keep their places): the case's inputs with each raw score rounded to
+  // the nearest float (round_raw_scores).
+  if (z.size()) {
+    qkscope::AttentionConfig<double> c = cfg;
+    round_raw_scores(c, full);
+    out.push_back(run_double(Q, K, V, params, c, dO));
+  }
   return out;
 }
 
@@ -320,7 +366,7 @@ inline PerturbedReference reversed(const qkscope::Matrix& Q, const qkscope::Matr
       if (gr.ddense.size()) gr.ddense = gr.ddense.rowwise().reverse().eval();
     }
     r.grads = std::move(gr);
-    r.ok = true;
+    r.ok = r.grads_ok = true;
   } catch (const std::invalid_argument&) {
   }
   return r;

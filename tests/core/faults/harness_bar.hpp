@@ -77,7 +77,7 @@ inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::M
     if (core64.size() == 0) return;
     std::vector<MatrixD> bars{wide(core32)};
     for (const auto& r : runs)
-      if (r.ok) bars.push_back(wide(get(r.grads)));
+      if (r.grads_ok) bars.push_back(wide(get(r.grads)));
     for (const auto& g : from_double) bars.push_back(wide(get(g)));
     CHECK_MATCHES_REFERENCE(name, tiled, qkfuzz::farthest_of(wide(core64), bars), wide(core64));
   };
