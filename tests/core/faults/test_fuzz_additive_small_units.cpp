@@ -164,7 +164,7 @@ TEST_CASE("tiled additive: seeded shapes whose units are all small match the ref
     const auto form = score::Additive::prepare<float>(Q, K, p);
     for (const double gain : {1 / c.temperature, std::numeric_limits<double>::infinity()}) {
       cpu::detail::AdditiveInputs<float> in;
-      const auto sc = in.prepare(form, gain);
+      const auto sc = in.prepare(form, gain, 1 / c.temperature);
       if (sc.EA) REQUIRE(sc.XU != nullptr);  // a fused call: its small units marked
       fused += sc.EA != nullptr;
     }

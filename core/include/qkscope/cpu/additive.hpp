@@ -63,6 +63,7 @@
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
 #include "qkscope/score/tanh_difference.hpp"
+#include "qkscope/cpu/additive_f64.hpp"
 #include "qkscope/cpu/additive_pack.hpp"
 #include "qkscope/cpu/additive_rows.hpp"
 #include "qkscope/cpu/scorers.hpp"
@@ -149,6 +150,8 @@ struct AdditiveScorer {
   const Vec<T>* XU;   // fused: 1 where unit h is small and EA, EB hold A, B themselves; or null
   const Mat<T>* K = nullptr;  // the keys and W_k that B came from (raw_differences)
   const Mat<T>* W_k = nullptr;
+  /// Above score::Additive::refine_gain: every tile in double (cpu/additive_f64.hpp), or null.
+  const AdditiveF64* f64 = nullptr;
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
@@ -203,7 +206,7 @@ struct AdditiveScorer {
   /// those units; 0 for the direct form, which rounds as the core does
   /// (cpu/temperature_grad.hpp).
   double raw_error_bound() const {
-    if (!EA) return 0;
+    if (!EA || f64) return 0;
     double s = 0;
     for (Eigen::Index h = 0; h < vp->size(); ++h)
       if (!XU || (*XU)(h) == 0) s += std::abs(double((*vp)(h)));
@@ -260,6 +263,7 @@ struct AdditiveScorer {
   }
 
   void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, TileRef<T> S) const {
+    if (f64) return f64->scores<T>(i0, bq, j0, bk, S);
     const Vec<T>& v = *vp;
     if (!EA) {  // direct tanh, vectorised over the block's keys (B^T rows are contiguous)
       Row acc(bk);

@@ -68,8 +68,21 @@ template <class T>
 struct AdditiveInputs {
   Mat<T> EA, EB, EBt, BT;
   Vec<T> XU;
-  /// logit_gain = |scale| / tau of the call (fused_tanh_accurate).
-  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain) {
+  AdditiveF64 F64;
+  /// logit_gain = |scale| / tau of the call (fused_tanh_accurate; +inf in the backward);
+  /// score_gain = |scale| / tau in both: past score::Additive::refine_gain the tiles are formed
+  /// in double (cpu/additive_f64.hpp). The gradients' sums keep the T forms below.
+  AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain, double score_gain) {
+    AdditiveScorer<T> sc = prepare_t(f, logit_gain);
+    if (score_gain > score::Additive::refine_gain) {
+      F64.prepare(*f.Q, *f.W_q, *f.bias, *f.K, *f.W_k, f.v);
+      sc.f64 = &F64;
+    }
+    return sc;
+  }
+
+ private:
+  AdditiveScorer<T> prepare_t(const score::AdditiveForm<T>& f, double logit_gain) {
     const Mat<T>&A = f.a, &B = f.b;
     const T limit = T(0.45) * std::log(std::numeric_limits<T>::max());
     const bool in_range = (A.size() == 0 || A.cwiseAbs().maxCoeff() <= limit) &&

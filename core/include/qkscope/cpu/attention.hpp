@@ -85,14 +85,14 @@ std::vector<SeparableScorer<T>> scorers_of(const std::vector<score::SeparableFor
   return sc;
 }
 /// Additive: also the exponentials of the fused tanh (additive.hpp), kept in `in`;
-/// logit_gain = |scale| / tau picks the fused or the direct tanh.
+/// logit_gain = |scale| / tau picks the fused or the direct tanh, score_gain the double tiles.
 template <class T>
 std::vector<AdditiveScorer<T>> scorers_of(const std::vector<score::AdditiveForm<T>>& f,
                                           const std::vector<HeadInputs<T>>&, std::vector<AdditiveInputs<T>>& in,
-                                          double logit_gain) {
+                                          double logit_gain, double score_gain) {
   in.resize(f.size());
   std::vector<AdditiveScorer<T>> sc;
-  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back(in[n].prepare(f[n], logit_gain));
+  for (std::size_t n = 0; n < f.size(); ++n) sc.push_back(in[n].prepare(f[n], logit_gain, score_gain));
   return sc;
 }
 
@@ -149,7 +149,7 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     };
     if constexpr (std::is_same_v<Form, score::AdditiveForm<T>>) {
       std::vector<AdditiveInputs<T>> in;
-      fn(scorers_of(forms, h, in, logit_gain), finish);
+      fn(scorers_of(forms, h, in, logit_gain, score_gain), finish);
     } else {
       auto sc = scorers_of(forms, h, std::isinf(logit_gain));  // +inf: attention_backward
       if constexpr (requires { &F::template refine_tile<T>; })

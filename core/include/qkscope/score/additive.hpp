@@ -35,6 +35,11 @@ struct Additive {
   }
 
   static double default_scale(const ScoreShape&) { return 1.0; }
+  /// Above this |scale| / tau the fast paths form the scores in double and round once
+  /// (cpu/additive_f64.hpp): the softmax multiplies each score's error by the gain, and the
+  /// float tanh forms' few ulp had left the tiled path 1-3 times the fuzz harness's bar at
+  /// tau 1e-4 to 1e-2. The same gain as cosine's (score/cosine.hpp).
+  static constexpr double refine_gain = 8;
   template <class T>
   static void validate(const ScoreShape& s, const ScoreParams<T>& p) {
     const auto d_h = p.v.size();
@@ -202,7 +207,7 @@ struct Additive {
   /// computed once; the kernels never store the (L_q, L_k, d_h) tanh tensor.
   template <class T>
   static AdditiveForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
-    return {project_q(Q, p), K * p.W_k.transpose(), p.v, &K, &p.W_k};
+    return {project_q(Q, p), K * p.W_k.transpose(), p.v, &K, &p.W_k, &Q, &p.W_q, &p.b};
   }
   /// From dA = fg.dq, dB = fg.dk, dv = fg.dv: dQ = dA W_q, dK = dB W_k, dW_q = dA^T Q,
   /// dW_k = dB^T K, db = sum_i dA_i.

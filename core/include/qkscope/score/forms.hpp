@@ -59,6 +59,11 @@ struct AdditiveForm {
   // exact differences take B_j - B_r from them in double (cpu/additive.hpp, raw_differences).
   const Mat<T>* K = nullptr;
   const Mat<T>* W_k = nullptr;
+  // The inputs a came from (a = Q W_q^T + bias): the tiles past Additive::refine_gain form
+  // both projections in double (cpu/additive_f64.hpp).
+  const Mat<T>* Q = nullptr;
+  const Mat<T>* W_q = nullptr;
+  const Vec<T>* bias = nullptr;  // empty: none
 };
 
 /// Gradients of a loss w.r.t. a form's inputs: dq (L_q, w) and dk (L_k, w) for DotForm

@@ -1,0 +1,132 @@
+// qkscope/cpu/additive_f64.hpp — the additive scorer's tiles in double, for calls whose
+// |scale| / tau passes score::Additive::refine_gain (cpu/additive.hpp, AdditiveScorer::scores).
+//   S_ij = sum_h v_h tanh(A_ih + B_jh), rounded to T once
+// (Bahdanau et al. 2015, A.1.2), with the projections A = Q W_q^T + b and B = K W_k^T in
+// double too (from the T inputs; the products are exact, the sums round in double).
+// Why: the softmax multiplies every score's error by |scale| / tau. The fused float tanh keeps
+// ~1.3 eps of absolute error per unit, the core's own tanh a few ulp, so at tau ~ 1e-4 the two
+// float paths disagreed by 1-3 times the fuzz harness's bar (the open additive inputs of
+// tests/fuzz/open, most at tau 1e-4 to 1e-2), and the float rounding of A, B and of a + b
+// (shared with the core, eps |B| each) moved each logit by as much. In double the tile
+// carries only its final rounding (eps / 2 |S|), less than the core's.
+// tanh(x), x = a + b in double, by one of two forms chosen per lane:
+//   |x| >= 2^-8: 1 - 2 / (p + 1), p = e^{2a} e^{2b} (exponentials once per row: O(L d_h));
+//     absolute error a few ulp of 1, relative < 1e-13 there. p = inf gives 1, p = 0 gives -1.
+//   |x| <  2^-8: x - x^3 / 3 + 2 x^5 / 15 - 17 x^7 / 315 (Taylor), relative error < 1e-19:
+//     the exp form's absolute error would be large next to a tiny x (the float path's small
+//     units, cpu/additive.hpp, are the same problem at eps_f).
+// A unit with some |A_ih| or |B_jh| past 350 (e^{2x} past double's range, where inf * 0 made
+// a NaN) takes std::tanh(a + b) per element instead.
+#pragma once
+
+#include <cmath>
+#include <algorithm>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace qkscope::cpu::detail {
+
+namespace ei = Eigen::internal;
+
+struct AdditiveF64 {
+  using P = ei::packet_traits<double>::type;
+  static constexpr Eigen::Index N = ei::packet_traits<double>::size;
+  static constexpr double far = 350;  // 2 * 350 < log(DBL_MAX) ~ 709.8
+
+  /// Row-major: A (L_q, d_h) and e^{2A} in double; B^T (d_h, ld) and e^{2B}^T, zeros past L_k
+  /// (std::vector: plain indexing, as the kernel reads them).
+  std::vector<double> a, ea, bt, ebt, v;
+  std::vector<Eigen::Index> near_units, far_units;
+  Eigen::Index dh = 0, ld = 0;
+
+  /// A = Q W_q^T + bias and B = K W_k^T in double from the T inputs (bias empty: none).
+  /// Plain loops, O(L d d_h) beside the tiles' O(L_q L_k d_h): Eigen's double GEMM and
+  /// vectorised exp took the tiled wasm module ~8 KB gzipped past its guard.
+  template <class MQ, class MW, class VB, class MK, class VV>
+  void prepare(const MQ& Q, const MW& W_q, const VB& bias, const MK& K, const MW& W_k, const VV& v_in) {
+    const Eigen::Index L_q = Q.rows(), L_k = K.rows();
+    dh = v_in.size();
+    ld = L_k + 4 * N;  // NC packets from any key stay inside
+    a.assign(L_q * dh, 0.0);
+    ea.assign(L_q * dh, 0.0);
+    bt.assign(dh * ld, 0.0);
+    ebt.assign(dh * ld, 0.0);
+    v.assign(dh, 0.0);
+    near_units.clear();
+    far_units.clear();
+    for (Eigen::Index h = 0; h < dh; ++h) {
+      double m = 0;
+      for (Eigen::Index i = 0; i < L_q; ++i) {
+        double x = bias.size() ? double(bias(h)) : 0.0;
+        for (Eigen::Index k = 0; k < Q.cols(); ++k) x += double(Q(i, k)) * double(W_q(h, k));
+        a[i * dh + h] = x;
+        ea[i * dh + h] = std::exp(2 * x);
+        m = std::max(m, std::abs(x));
+      }
+      for (Eigen::Index j = 0; j < L_k; ++j) {
+        double x = 0;
+        for (Eigen::Index k = 0; k < K.cols(); ++k) x += double(K(j, k)) * double(W_k(h, k));
+        bt[h * ld + j] = x;
+        ebt[h * ld + j] = std::exp(2 * x);
+        m = std::max(m, std::abs(x));
+      }
+      v[h] = double(v_in(h));
+      // Finite: the products of float inputs stay far inside double's range.
+      (m <= far ? near_units : far_units).push_back(h);
+    }
+  }
+
+  /// tanh(x) for x = a + b, ea = e^{2a}, eb = e^{2b} (the header's two forms; the series only
+  /// where some lane needs it: rare for projections of ordinary size).
+  static P tanh_lanes(const P& a, const P& b, const P& ea, const P& eb) {
+    const P x = ei::padd(a, b), one = ei::pset1<P>(1.0);
+    const P t = ei::psub(one, ei::pdiv(ei::pset1<P>(2.0), ei::padd(ei::pmul(ea, eb), one)));
+    const P small = ei::pcmp_lt(ei::pabs(x), ei::pset1<P>(1.0 / 256));
+    if (!ei::predux_any(small)) return t;
+    const P x2 = ei::pmul(x, x);
+    P s = ei::pset1<P>(-17.0 / 315);
+    s = ei::padd(ei::pmul(s, x2), ei::pset1<P>(2.0 / 15));
+    s = ei::padd(ei::pmul(s, x2), ei::pset1<P>(-1.0 / 3));
+    return ei::pselect(small, ei::padd(x, ei::pmul(ei::pmul(s, x2), x)), t);
+  }
+
+  /// S (bq x bk) = the scores of queries [i0, i0 + bq) and keys [j0, j0 + bk), rounded to T.
+  template <class T, class Tile>
+  void scores(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, Tile& S) const {
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      Eigen::Index c = 0;
+#if !defined(__EMSCRIPTEN__)  // four packets per unit's broadcasts; in wasm one (module size)
+      for (; c + 4 * N <= bk; c += 4 * N) row_packets<T, 4>(i0 + r, j0 + c, S, r, c, bk);
+#endif
+      for (; c < bk; c += N) row_packets<T, 1>(i0 + r, j0 + c, S, r, c, bk);
+    }
+  }
+
+ private:
+  /// NC packets of keys from key j of query i, into S(r, c...) (keys past c + bk dropped).
+  /// Every key takes the same lanes' arithmetic wherever it sits: the padding past L_k is read
+  /// and dropped, so tied keys stay tied.
+  template <class T, int NC, class Tile>
+  void row_packets(Eigen::Index i, Eigen::Index j, Tile& S, Eigen::Index r, Eigen::Index c, Eigen::Index bk) const {
+    const double* ar = a.data() + i * dh;
+    const double* ear = ea.data() + i * dh;
+    P acc[NC];
+    for (int n = 0; n < NC; ++n) acc[n] = ei::pset1<P>(0.0);
+    for (const Eigen::Index h : near_units) {
+      const P ah = ei::pset1<P>(ar[h]), eah = ei::pset1<P>(ear[h]), vh = ei::pset1<P>(v[h]);
+      const double *b = bt.data() + h * ld + j, *eb = ebt.data() + h * ld + j;
+      for (int n = 0; n < NC; ++n)
+        acc[n] = ei::padd(acc[n], ei::pmul(vh, tanh_lanes(ah, ei::ploadu<P>(b + n * N), eah, ei::ploadu<P>(eb + n * N))));
+    }
+    double lanes[NC * N];
+    for (int n = 0; n < NC; ++n) ei::pstoreu(lanes + n * N, acc[n]);
+    for (Eigen::Index k = 0; k < NC * N && c + k < bk; ++k) {
+      double s = lanes[k];
+      for (const Eigen::Index h : far_units) s += v[h] * std::tanh(ar[h] + bt[h * ld + j + k]);
+      S(r, c + k) = T(s);
+    }
+  }
+};
+
+}  // namespace qkscope::cpu::detail
