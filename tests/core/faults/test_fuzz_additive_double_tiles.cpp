@@ -18,17 +18,13 @@
 #include "qkscope/cpu/additive_inputs.hpp"
 #include "qkscope/cpu/attention.hpp"
 #include "qkscope/qkscope.hpp"
+#include "support/random.hpp"
 
 using namespace qkscope;
 
 namespace {
 
-Matrix uniform(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng, float spread = 1) {
-  std::uniform_real_distribution<float> u(-spread, spread);
-  Matrix m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
-  return m;
-}
+using qktest::uniform;
 
 ScoreParams<float> additive_params(Eigen::Index d_q, Eigen::Index d_k, Eigen::Index d_h, std::mt19937_64& rng) {
   ScoreParams<float> p;

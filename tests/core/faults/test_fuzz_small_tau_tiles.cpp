@@ -15,6 +15,7 @@
 
 #include "qkscope/cpu/attention.hpp"
 #include "qkscope/qkscope.hpp"
+#include "support/random.hpp"
 #include "support/compare.hpp"
 #include "support/convert.hpp"
 #include "support/tiled_check.hpp"
@@ -23,13 +24,7 @@ using namespace qkscope;
 
 namespace {
 
-/// Seeded entries uniform in [-spread, spread).
-Matrix uniform(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng, float spread = 1) {
-  std::uniform_real_distribution<float> u(-spread, spread);
-  Matrix m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
-  return m;
-}
+using qktest::uniform;
 
 /// dL/dtau of the tiled path against the double core under the rule, the float core setting
 /// the bar (check_tiled_matches_reference covers the output and dQ, dK, dV).

@@ -1,6 +1,8 @@
 // tests/core/support/random.hpp — seeded random inputs for the tests.
 #pragma once
 
+#include <random>
+
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/types.hpp"
 
@@ -19,6 +21,14 @@ qkscope::Vec<T> randn_vec(qkscope::detail::Rng& rng, Eigen::Index n, double sd =
   qkscope::Vec<T> v(n);
   for (Eigen::Index i = 0; i < n; ++i) v(i) = T(sd * rng.normal());
   return v;
+}
+
+/// (rows, cols) float matrix with entries uniform in [-spread, spread) from `rng`.
+inline qkscope::Matrix uniform(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng, float spread = 1) {
+  std::uniform_real_distribution<float> u(-spread, spread);
+  qkscope::Matrix m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
+  return m;
 }
 
 /// Shapes that sweep the boundaries: length 1, L_q != L_k both ways, odd widths.
