@@ -206,7 +206,7 @@ struct AdditiveScorer {
   /// those units; 0 for the direct form, which rounds as the core does
   /// (cpu/temperature_grad.hpp).
   double raw_error_bound() const {
-    if (!EA || f64) return 0;
+    if (!EA) return 0;
     double s = 0;
     for (Eigen::Index h = 0; h < vp->size(); ++h)
       if (!XU || (*XU)(h) == 0) s += std::abs(double((*vp)(h)));

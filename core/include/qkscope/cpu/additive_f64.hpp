@@ -5,10 +5,11 @@
 // double too (from the T inputs; the products are exact, the sums round in double).
 // Why: the softmax multiplies every score's error by |scale| / tau. The fused float tanh keeps
 // ~1.3 eps of absolute error per unit, the core's own tanh a few ulp, so at tau ~ 1e-4 the two
-// float paths disagreed by 1-3 times the fuzz harness's bar (the open additive inputs of
-// tests/fuzz/open, most at tau 1e-4 to 1e-2), and the float rounding of A, B and of a + b
-// (shared with the core, eps |B| each) moved each logit by as much. In double the tile
-// carries only its final rounding (eps / 2 |S|), less than the core's.
+// float paths disagreed by 1-3.4 times the fuzz harness's bar (44 inputs, most at tau 1e-4 to
+// 1e-2: tests/fuzz/fixed/README.md), and the float rounding of A, B and of a + b (the core
+// rounds them too, eps |B| each) moved each logit by as much. In double the tile carries only
+// its final rounding (eps / 2 |S|), less than the core's. Memory: 16 (L_q + L_k) d_h bytes
+// per head while the call runs.
 // tanh(x), x = a + b in double, by one of two forms chosen per lane:
 //   |x| >= 2^-8: 1 - 2 / (p + 1), p = e^{2a} e^{2b} (exponentials once per row: O(L d_h));
 //     absolute error a few ulp of 1, relative < 1e-13 there. p = inf gives 1, p = 0 gives -1.
@@ -16,7 +17,7 @@
 //     the exp form's absolute error would be large next to a tiny x (the float path's small
 //     units, cpu/additive.hpp, are the same problem at eps_f).
 // A unit with some |A_ih| or |B_jh| past 350 (e^{2x} past double's range, where inf * 0 made
-// a NaN) takes std::tanh(a + b) per element instead.
+// a NaN) takes the same forms from x itself per element instead (tanh_far; scalar).
 #pragma once
 
 #include <cmath>
@@ -78,7 +79,8 @@ struct AdditiveF64 {
   }
 
   /// tanh(x) for x = a + b, ea = e^{2a}, eb = e^{2b} (the header's two forms; the series only
-  /// where some lane needs it: rare for projections of ordinary size).
+  /// where some lane needs it: rare for projections of ordinary size). The test costs ~30 % of
+  /// the forward, and one test per unit for four packets instead was no faster (NOTES).
   static P tanh_lanes(const P& a, const P& b, const P& ea, const P& eb) {
     const P x = ei::padd(a, b), one = ei::pset1<P>(1.0);
     const P t = ei::psub(one, ei::pdiv(ei::pset1<P>(2.0), ei::padd(ei::pmul(ea, eb), one)));
@@ -121,11 +123,22 @@ struct AdditiveF64 {
     }
     double lanes[NC * N];
     for (int n = 0; n < NC; ++n) ei::pstoreu(lanes + n * N, acc[n]);
-    for (Eigen::Index k = 0; k < NC * N && c + k < bk; ++k) {
-      double s = lanes[k];
-      for (const Eigen::Index h : far_units) s += v[h] * std::tanh(ar[h] + bt[h * ld + j + k]);
-      S(r, c + k) = T(s);
+    // Far units after the near ones, in the same order for every key; along the keys' row of
+    // B^T (per key across h, each read was a cache line of its own: 19x the forward's time).
+    const Eigen::Index w = std::min<Eigen::Index>(NC * N, bk - c);
+    for (const Eigen::Index h : far_units)
+      for (Eigen::Index k = 0; k < w; ++k) lanes[k] += v[h] * tanh_far(ar[h] + bt[h * ld + j + k]);
+    for (Eigen::Index k = 0; k < w; ++k) S(r, c + k) = T(lanes[k]);
+  }
+  /// tanh(x) for one x of a far unit: +-1 past |x| = 20 (1 - tanh 20 = 8.5e-18 rounds to 1),
+  /// else the lanes' two forms from e^{2x} itself.
+  static double tanh_far(double x) {
+    if (std::abs(x) > 20) return std::copysign(1.0, x);
+    if (std::abs(x) < 1.0 / 256) {
+      const double x2 = x * x;
+      return x + ((-17.0 / 315 * x2 + 2.0 / 15) * x2 - 1.0 / 3) * x2 * x;
     }
+    return 1 - 2 / (std::exp(2 * x) + 1);
   }
 };
 
