@@ -65,7 +65,7 @@
 //                                 copy as an Eigen assignment: 310 B more); 223 KB
 //                                 until additive's tiles in double above the same
 //                                 gain (twenty-first session: 45 open fuzz inputs,
-//                                 1-3.4 times the bar): 223,737 B, of it ~620 B the
+//                                 1-3.4 times the bar): 223,831 B, of it ~620 B the
 //                                 projections and exponentials in double, the rest
 //                                 the f64x2 tile kernel (one packet of keys at a
 //                                 time in wasm; four natively);
