@@ -26,15 +26,6 @@ namespace {
 
 using qktest::uniform;
 
-ScoreParams<float> additive_params(Eigen::Index d_q, Eigen::Index d_k, Eigen::Index d_h, std::mt19937_64& rng) {
-  ScoreParams<float> p;
-  p.W_q = uniform(d_h, d_q, rng);
-  p.W_k = uniform(d_h, d_k, rng);
-  p.v = uniform(d_h, 1, rng).col(0);
-  p.b = uniform(d_h, 1, rng, 0.1f).col(0);
-  return p;
-}
-
 /// The tiles of one scorer prepared at score_gain, (L_q, L_k) in T.
 Matrix tiled_scores(const Matrix& Q, const Matrix& K, const ScoreParams<float>& p, double score_gain, Eigen::Index bk,
                     bool* in_double = nullptr) {
@@ -62,7 +53,7 @@ TEST_CASE("tiled additive above |scale| / tau = 8 forms its tiles in double, rou
   std::mt19937_64 rng(20261207);
   const Eigen::Index L_q = 5, L_k = 11, d = 3, d_h = 7;
   Matrix Q = uniform(L_q, d, rng, 2), K = uniform(L_k, d, rng, 2);
-  ScoreParams<float> p = additive_params(d, d, d_h, rng);
+  ScoreParams<float> p = qktest::additive_uniform(d, d, d_h, rng);
   K.row(9) = K.row(2);  // tied keys at different lane offsets and tiles
   K.row(10) = K.row(2);
   // Unit 5 far (|B| past 350 for some keys, where e^{2B} leaves double's range: std::tanh);
@@ -100,7 +91,7 @@ TEST_CASE("tiled additive: the double tiles start just above |scale| / tau = 8",
           "[faults][reliability][tiled][score]") {
   std::mt19937_64 rng(7);
   const Matrix Q = uniform(3, 2, rng), K = uniform(4, 2, rng);
-  const auto p = additive_params(2, 2, 3, rng);
+  const auto p = qktest::additive_uniform(2, 2, 3, rng);
   bool in_double = true;
   tiled_scores(Q, K, p, score::Additive::refine_gain, 4, &in_double);
   CHECK_FALSE(in_double);
@@ -158,7 +149,7 @@ TEST_CASE("tiled additive at tau 1e-2 to 1e-4: seeded shapes within the harness'
         Matrix K = uniform(s.L_k, s.d, rng, 0.05f);
         K.rowwise() += uniform(1, s.d, rng).row(0);
         const Matrix V = uniform(s.L_k, 2, rng), dO = uniform(s.L_q, 2, rng);
-        const auto p = additive_params(s.d, s.d, s.d_h, rng);
+        const auto p = qktest::additive_uniform(s.d, s.d, s.d_h, rng);
         AttentionConfig<float> c;
         c.score = "additive";
         c.temperature = tau;

@@ -4,8 +4,8 @@
 // The bar then had only runs in double on moved inputs, which carry no float rounding of the
 // logits, and the fuzzer flagged the tiled dK of an additive call at tau 0.107 four times past
 // it (tests/fuzz/fixed/additive-dK-float-range-sixteenth-2026-12-06: 1.3e-5 relative off the
-// 60-digit value). The float core on dO scaled by 2^-16, scaled back, is within 1e-7 of the
-// tiled value: float math's own error, which the bar now includes.
+// 60-digit value). The float core on dO scaled by 2^-16, scaled back, was within 1e-7 of the
+// tiled value then: float math's own error, which the bar now includes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -53,7 +53,9 @@ TEST_CASE("harness bar: the float core past its range, from dO scaled by a power
   const double exact = -7.84412399697728e+36;  // mpmath, 60 digits (Bahdanau et al. 2015, A.1.2)
   CHECK(std::abs(g.dK(3, 0) / exact - 1) > 1e-5);  // float math's error here: 1.3e-5
   const auto t = qktest::tiled_grads(r.Q, r.K, r.V, r.dO, r.p, r.c, 2);
-  CHECK(std::abs(double(t.dK(3, 0)) - g.dK(3, 0)) <= 1e-6 * std::abs(exact));  // the tiled path's is the same
+  // The tiled path's: 4e-8 off since its sums and products run in double (twenty-second
+  // session; the float core's error, 1.3e-5, was the tiled path's too before).
+  CHECK(std::abs(double(t.dK(3, 0)) / exact - 1) <= 1e-6);
   qktest::matches_under_harness_bar(r.Q, r.K, r.V, r.dO, r.p, r.c, qktest::one_thread(2));
 }
 

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "qkscope/detail/rng.hpp"
+#include "qkscope/score/params.hpp"
 #include "qkscope/types.hpp"
 
 namespace qktest {
@@ -29,6 +30,18 @@ inline qkscope::Matrix uniform(Eigen::Index rows, Eigen::Index cols, std::mt1993
   qkscope::Matrix m(rows, cols);
   for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
   return m;
+}
+
+/// Additive parameters: W_q (d_h, d_q), W_k (d_h, d_k) and v uniform in [-1, 1), b in
+/// [-0.1, 0.1), from `rng` in that order.
+inline qkscope::ScoreParams<float> additive_uniform(Eigen::Index d_q, Eigen::Index d_k, Eigen::Index d_h,
+                                                    std::mt19937_64& rng) {
+  qkscope::ScoreParams<float> p;
+  p.W_q = uniform(d_h, d_q, rng);
+  p.W_k = uniform(d_h, d_k, rng);
+  p.v = uniform(d_h, 1, rng).col(0);
+  p.b = uniform(d_h, 1, rng, 0.1f).col(0);
+  return p;
 }
 
 /// Shapes that sweep the boundaries: length 1, L_q != L_k both ways, odd widths.

@@ -52,11 +52,21 @@
 // t keep an ulp of 1 (cpu/additive_rows.hpp). dv_h's row shares take the same rule with
 // t_r R_i + sum_j dS_ij (t - t_r), in grad_q_rows (per row, not per key tile: tied keys' dS of
 // 1e33 cancelled in a tile's float sum and took the value along).
+// In float (T = float) the backward's sums above (dA, dB and dv) are not taken in float at all:
+// grad_q_rows and grad_k hand the float dS to the same code in double (sums64: a double scorer
+// on A and B projected in double from the float inputs; cpu/additive_inputs.hpp), and round
+// each tile's result once. The float forms' t keep ~1.3 eps of absolute error (the exp form)
+// or an ulp of t (the direct one), and a row whose terms cancel (tied or near keys under a
+// large dS, V of 1e37, v of -369) kept too few digits by the fuzz harness's bar while the
+// estimates above passed them (14 open inputs at tau 1e-4 to 1). In double only dS's own float
+// rounding is left, as in the core. Cost: the tiled additive backward 1.5x (AVX-512) to 2x
+// (SSE2) at tau = 1 (native/bench/NOTES.md, twenty-second session).
 #pragma once
 
 #include <cmath>
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "qkscope/score/additive.hpp"
@@ -152,6 +162,17 @@ struct AdditiveScorer {
   const Mat<T>* W_k = nullptr;
   /// Above score::Additive::refine_gain: every tile in double (cpu/additive_f64.hpp), or null.
   const AdditiveF64* f64 = nullptr;
+  /// T = float: the backward's sums in double (the header; set by AdditiveInputs::prepare for
+  /// the backward), and the relative rounding of the dS they are handed (float's).
+  const AdditiveScorer<double>* sums64 = nullptr;
+  double ds_eps = double(std::numeric_limits<T>::epsilon());
+  /// With sums64: the sums kept in double as well, for the products dQ = dA W_q, dW_k = dB^T K
+  /// ... in double (AdditiveInputs::finish64): dA (L_q, d_h), dB (L_k, d_h) and dv's share of
+  /// each query tile in the row of its first query (L_q, d_h). Each tile's rows belong to the
+  /// one work item that writes them.
+  Mat<double>* dA64 = nullptr;
+  Mat<double>* dB64 = nullptr;
+  Mat<double>* dv64 = nullptr;
   Eigen::Index q_width() const { return Ap->cols(); }
   Eigen::Index k_width() const { return Bp->cols(); }
   Eigen::Index extra_size() const { return vp->size(); }  // dv
@@ -166,10 +187,29 @@ struct AdditiveScorer {
     // A query tile that visits no key block adds nothing; the sums below would read the
     // reference key's tanh before any was written (valgrind: an uninitialised E_A, 2026-12-06).
     if (blocks.empty()) return;
+    if constexpr (std::is_same_v<T, double>) {
+      own_grad_q_rows(i0, bq, blocks, block_k, dS, R, dAt, dv);
+    } else {  // in double (the header); T's own sums are not compiled for T
+      // Per-thread scratch: allocated per tile, the fresh pages cost ~20 % of the backward.
+      thread_local Mat<double> dS64, dA64;
+      thread_local Vec<double> dv64;
+      dS64 = dS.template cast<double>();
+      dA64.setZero(bq, dAt.cols());
+      dv64.setZero(dv.size());
+      sums64->grad_q_rows(i0, bq, blocks, block_k, dS64, R, dA64, dv64);
+      dAt += dA64.template cast<T>();
+      dv += dv64.template cast<T>();
+      if (this->dA64) this->dA64->middleRows(i0, bq) += dA64;
+      if (this->dv64) this->dv64->row(i0) += dv64.transpose();
+    }
+  }
+  void own_grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
+                       Eigen::Index block_k, const Mat<T>& dS, const double* R, Mat<T>& dAt, Vec<T>& dv) const {
     const Eigen::Index L_k = dS.cols();
     const Vec<T>& v = *vp;
     Row tv(EA ? 0 : L_k), x(EA ? 0 : std::min(block_k, L_k));  // the direct form's scratch
     score::AdditiveRowSums<T> fs;
+    const T k = T(double(std::numeric_limits<T>::epsilon()) / ds_eps);  // 1, or < 1 over float dS
     for (Eigen::Index r = 0; r < bq; ++r) {
       // The split only where the row's dS add up to R within their rounding (the core's rule);
       // its reference: the key of largest |dS|.
@@ -181,13 +221,18 @@ struct AdditiveScorer {
           row_abs += std::abs(dS(r, j));
           if (std::abs(dS(r, j)) > std::abs(dS(r, top))) top = j;
         }
-      const bool exact_dS = score::split_consistent(row_sum, row_abs, R[r], L_k);
+      const bool exact_dS = score::split_consistent(row_sum, row_abs, R[r], L_k, ds_eps);
       auto sums = [&](const Row* exact) {
-        if (EA) fused_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, fs, exact);
-        else direct_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, tv, x, fs, exact);
+        if (EA) fused_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, fs, exact, k);
+        else direct_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, tv, x, fs, exact, k);
       };
       sums(nullptr);
-      const Row exact = fs.exact_units(exact_dS, R[r], EA != nullptr);
+      // Over float dS (k < 1): the first pass's dv split from differences of the rounded t,
+      // which in double carry eps_T (|t| + |t_r|) each and the t themselves ~1.3 eps_T (the exp
+      // form), in units of the dS's eps (fused_row_sums).
+      for (Eigen::Index h = 0; k < T(1) && h < v.size(); ++h)
+        fs.v_split_bound(h) += k * (fs.v_plain_bound(h) + (std::abs(fs.t_r(h)) + T(2)) * row_abs);
+      const Row exact = fs.exact_units(exact_dS, R[r], EA != nullptr, ds_eps);
       if (exact.any()) {
         for (Eigen::Index h = 0; h < v.size(); ++h)
           if (exact(h) != 0) fs.reset_splits(h);
@@ -303,7 +348,21 @@ struct AdditiveScorer {
   }
 
   void grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
-              const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>&) const {
+              const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>& dv) const {
+    if constexpr (std::is_same_v<T, double>) {
+      own_grad_k(i0, bq, j0, bk, dS, dBt, dv);
+    } else {  // in double (the header)
+      thread_local Mat<double> dS64, dB64;  // as grad_q_rows'
+      thread_local Vec<double> none;
+      dS64 = dS.template cast<double>();
+      dB64.setZero(bk, dBt.cols());
+      sums64->grad_k(i0, bq, j0, bk, dS64, dB64, none);
+      dBt.topRows(bk) += dB64.template cast<T>();
+      if (this->dB64) this->dB64->middleRows(j0, bk) += dB64;
+    }
+  }
+  void own_grad_k(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
+                  const ConstTileRef<T>& dS, Mat<T>& dBt, Vec<T>&) const {
     const Vec<T>& v = *vp;  // dv: by rows (grad_q_rows)
     if (!EA) {  // dB_jh += v_h sum_i dS_ij (1 - t^2); G^T holds the sums
       Row t(bk);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <type_traits>
 
 #include "qkscope/cpu/additive.hpp"
 #include "qkscope/score/forms.hpp"
@@ -63,22 +65,65 @@ bool fused_tanh_accurate(const score::AdditiveForm<T>& f, double logit_gain, con
   return fused <= 2 * 2 * eps * std::max(min_row_mass<T>(f.a, &f.v, xu), min_row_mass<T>(f.b, &f.v, xu));
 }
 
-/// The exponentials of the fused form that the scorer points into (once per call).
+/// The exponentials of the fused form that the scorer points into (once per call), and what
+/// the double tiles and the backward's double sums read (cpu/additive.hpp's header).
 template <class T>
 struct AdditiveInputs {
   Mat<T> EA, EB, EBt, BT;
   Vec<T> XU;
   AdditiveF64 F64;
+  /// A and B projected in double, with v: the double tiles' inputs and the double sums' form.
+  score::AdditiveForm<double> form64;
+  /// T = float, backward: the double scorer that takes the sums (its own inputs in in64).
+  std::unique_ptr<AdditiveInputs<double>> in64;
+  AdditiveScorer<double> S64{};
+  Mat<double> dA64, dB64, dv64;  // the sums in double (AdditiveScorer::dA64, finish64)
   /// logit_gain = |scale| / tau of the call (fused_tanh_accurate; +inf in the backward);
   /// score_gain = |scale| / tau in both: past score::Additive::refine_gain the tiles are formed
-  /// in double (cpu/additive_f64.hpp). The gradients' sums keep the T forms below.
+  /// in double (cpu/additive_f64.hpp). In the backward of T = float, the sums too, always.
   AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain, double score_gain) {
     AdditiveScorer<T> sc = prepare_t(f, logit_gain);
-    if (score_gain > score::Additive::refine_gain) {
-      F64.prepare(*f.Q, *f.W_q, *f.bias, *f.K, *f.W_k, f.v);
+    constexpr bool narrow = !std::is_same_v<T, double>;
+    const bool tiles = score_gain > score::Additive::refine_gain, sums = narrow && std::isinf(logit_gain);
+    if (!tiles && !sums) return sc;
+    form64.a = project_f64(*f.Q, *f.W_q, f.bias);
+    form64.b = project_f64(*f.K, *f.W_k, static_cast<const Vec<T>*>(nullptr));
+    if (tiles) {
+      F64.prepare(form64.a, form64.b, f.v);
       sc.f64 = &F64;
     }
+    if constexpr (narrow) {
+      if (sums) {
+        form64.v = f.v.template cast<double>();
+        in64 = std::make_unique<AdditiveInputs<double>>();
+        S64 = in64->prepare(form64, logit_gain, 0.0);
+        S64.ds_eps = double(std::numeric_limits<T>::epsilon());  // the dS it is handed are T's
+        sc.sums64 = &S64;
+        dA64 = Mat<double>::Zero(form64.a.rows(), form64.a.cols());
+        dB64 = Mat<double>::Zero(form64.b.rows(), form64.b.cols());
+        dv64 = Mat<double>::Zero(form64.a.rows(), form64.a.cols());
+        sc.dA64 = &dA64;
+        sc.dB64 = &dB64;
+        sc.dv64 = &dv64;
+      }
+    }
     return sc;
+  }
+  /// After the backward (T = float): dQ = dA W_q, dK = dB W_k, dW_q = dA^T Q, dW_k = dB^T K,
+  /// db = sum_i dA_i and dv from the sums in double, each rounded to T once (as the core forms
+  /// them in its own precision: score::Additive::prepared_backward). In T these products of
+  /// rounded dA and dB cancelled: eight tied keys' dW_k = 4 sum_j dB_j, 3e-5 where it is ~5e-14.
+  /// Returns false where the backward did not run its sums in double (T = double).
+  bool finish64(const Mat<T>& Q, const Mat<T>& K, const score::AdditiveForm<T>& f, ScoreGrads<T>& g) const {
+    if (dA64.size() == 0 && dB64.size() == 0) return false;
+    const Vec<double>* none = nullptr;
+    g.dQ = project_f64(dA64, f.W_q->transpose(), none).template cast<T>();
+    g.dK = project_f64(dB64, f.W_k->transpose(), none).template cast<T>();
+    g.dparams.W_q = project_f64(dA64.transpose(), Q.transpose(), none).template cast<T>();
+    g.dparams.W_k = project_f64(dB64.transpose(), K.transpose(), none).template cast<T>();
+    g.dparams.v = dv64.colwise().sum().transpose().template cast<T>();
+    g.dparams.b = dA64.colwise().sum().transpose().template cast<T>();
+    return true;
   }
 
  private:

@@ -26,16 +26,24 @@ struct AdditiveScorer;
 /// resized and filled; dv's split left unformed); else the second, the splits again from exact
 /// differences for the units h with (*exact)(h) != 0 (reset by the caller). Tied keys give
 /// u = u_r and t = t_r exactly (the same operations on the same inputs).
+/// k < 1: the sums run in double over float dS (cpu/additive.hpp's header; k = eps_T / eps of
+/// the dS). The estimates of T's own rounding (E_A, E_core, the exp form's absolute error in
+/// dv's plain bound) are then weighed k times (exact_units weighs every bound at the dS's eps),
+/// and the first pass forms dv's split from differences of the rounded t too: in double they
+/// keep their digits, and the split's exact R takes out the dS's own rounding, which the plain
+/// sum keeps (dv 15 times the bar with dS of 1e38 over t near -1, a study case).
 template <class T>
 void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, Eigen::Index top,
                     const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, const Mat<T>& dS, T row_abs,
-                    score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact) {
+                    score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact, T k = 1) {
+  const bool first_split = k < T(1);
   using AP = AddPack<T>;
   using P = typename AP::P;
   const Eigen::Index dh = s.vp->size(), L_k = dS.cols();
   if (!exact) {
     f.resize(dh);
     f.zero();
+    if (first_split) f.v_split_bound.setZero();
   }
   const T* ea = s.EA->data() + i * dh;
   const T* b = s.Bp->data();  // B_jh: the keys' own differences B_jh - B_rh
@@ -50,7 +58,7 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
     const P* m = s.XU ? &mask : nullptr;
     P ut, tt, u, t;
     AP::sech2_tanh(a, ei::ploadu<P>(eb + top * dh + h), m, ut, tt);
-    P g = zero, gb = zero, gs = zero, gsb = zero, vg = zero, vgb = zero;
+    P g = zero, gb = zero, gs = zero, gsb = zero, vg = zero, vgb = zero, vs = zero, vsb = zero;
     for (const Eigen::Index j0 : blocks)
       for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
         if (dS(r, c) == T(0)) continue;  // adds nothing (masked pairs)
@@ -66,32 +74,41 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
         gsb = ei::pmadd(ads, ei::pabs(d), gsb);
         vg = ei::pmadd(ds, t, vg);
         vgb = ei::pmadd(ads, ei::pabs(t), vgb);
+        if (first_split) {
+          const P dt = ei::psub(t, tt);
+          vs = ei::pmadd(ds, dt, vs);
+          vsb = ei::pmadd(ads, ei::pabs(dt), vsb);
+        }
       }
     // E_A: u - u_r is rounded against u + u_r (u keeps a few ulp of itself); a small unit's
     // (t_r - t)(t_r + t) against itself.
     // E_core: the core's estimate, sum |dS| (t^2 + t_r^2) = row_abs - sum |dS| u + t_r^2 row_abs.
-    const P ra = ei::pset1<P>(row_abs);
-    P e_a = ei::pmadd(ut, ra, gb), e_core = ei::pmadd(ei::pmul(tt, tt), ra, ei::psub(ra, gb));
+    const P ra = ei::pset1<P>(row_abs), pk = ei::pset1<P>(k);
+    P e_a = ei::pmul(pk, ei::pmadd(ut, ra, gb)), e_core = ei::pmul(pk, ei::pmadd(ei::pmul(tt, tt), ra, ei::psub(ra, gb)));
     // dv's plain bound: the exp form's t keep an absolute error of ~1.3 eps whatever |t| (a key
     // whose x is 2e-19 got t = 0), so each term counts 2 |dS| beside |dS t|; without it a row
     // of t = 0 had a plain bound of 0 and beat the exact split (dv 1.6e-20 where 6.3e15: fuzzer).
-    P vb = ei::pmadd(ei::pset1<P>(T(2)), ra, vgb);
+    P vb = ei::pmadd(ei::pset1<P>(T(2) * k), ra, vgb);
     if (m) {
-      e_a = ei::pselect(*m, gsb, e_a);
-      e_core = ei::pselect(*m, gsb, e_core);
+      e_a = ei::pselect(*m, ei::pmul(pk, gsb), e_a);
+      e_core = ei::pselect(*m, ei::pmul(pk, gsb), e_core);
       vb = ei::pselect(*m, vgb, vb);
     }
     for (auto [row, x] : {std::pair{&f.split, gs}, {&f.split_bound, gsb}, {&f.E_A, e_a}, {&f.E_core, e_core},
                           {&f.plain, g},
                           {&f.plain_bound, gb}, {&f.v_plain, vg}, {&f.v_plain_bound, vb}, {&f.u_r, ut}, {&f.t_r, tt}})
       ei::pstoreu(row->data() + h, x);
+    if (first_split) {
+      ei::pstoreu(f.v_split.data() + h, vs);
+      ei::pstoreu(f.v_split_bound.data() + h, vsb);
+    }
   }
   for (; h < dh; ++h) {  // the remainder (every unit on the second pass), one unit at a time
     if (exact && (*exact)(h) == 0) continue;
     const bool small = s.XU && (*s.XU)(h) != 0;
     T ut, tt, ct, u, t, cj;
     AP::sech2_tanh_scalar(ea[h], eb[top * dh + h], small, ut, tt, &ct);
-    T g = 0, gb = 0, gs = 0, gsb = 0, vg = 0, vgb = 0;
+    T g = 0, gb = 0, gs = 0, gsb = 0, vg = 0, vgb = 0, vs = 0, vsb = 0;
     for (const Eigen::Index j0 : blocks)
       for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c) {
         const T ds = dS(r, c), ads = std::abs(ds);
@@ -120,6 +137,10 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
         gsb += ads * std::abs(d);
         vg += ds * dt;
         vgb += ads * std::abs(dt);
+        if (first_split && !exact) {
+          vs += ds * (t - tt);
+          vsb += ads * std::abs(t - tt);
+        }
       }
     f.split(h) = gs;
     f.split_bound(h) = gsb;
@@ -128,12 +149,16 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
       f.v_split_bound(h) = vgb;
       continue;
     }
-    f.E_A(h) = small ? gsb : gb + ut * row_abs;
-    f.E_core(h) = small ? gsb : row_abs - gb + tt * tt * row_abs;
+    f.E_A(h) = k * (small ? gsb : gb + ut * row_abs);
+    f.E_core(h) = k * (small ? gsb : row_abs - gb + tt * tt * row_abs);
     f.plain(h) = g;
     f.plain_bound(h) = gb;
     f.v_plain(h) = vg;
-    f.v_plain_bound(h) = small ? vgb : vgb + T(2) * row_abs;  // as the packets'
+    f.v_plain_bound(h) = small ? vgb : vgb + T(2) * k * row_abs;  // as the packets'
+    if (first_split) {
+      f.v_split(h) = vs;
+      f.v_split_bound(h) = vsb;
+    }
     f.u_r(h) = ut;
     f.t_r(h) = tt;
     f.c_r(h) = ct;
@@ -158,11 +183,13 @@ template <class T>
 void direct_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, Eigen::Index top,
                      const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, const Mat<T>& dS, T row_abs,
                      typename score::AdditiveRowSums<T>::Row& tv, typename score::AdditiveRowSums<T>::Row& x,
-                     score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact) {
+                     score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact, T k = 1) {
   const Eigen::Index dh = s.vp->size(), L_k = dS.cols();
+  const bool first_split = k < T(1);  // as fused_row_sums
   if (!exact) {
     f.resize(dh);
     f.zero();
+    if (first_split) f.v_split_bound.setZero();
   }
   for (Eigen::Index h = 0; h < dh; ++h) {
     if (exact && (*exact)(h) == 0) continue;
@@ -196,9 +223,13 @@ void direct_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r,
       x.head(bk) = tr * tr - tv.segment(j0, bk).square();  // u - u_r as the core
       signed_and_bound(ds, x.data(), bk, f.split(h), f.split_bound(h));
       signed_and_bound(ds, tv.data() + j0, bk, f.v_plain(h), f.v_plain_bound(h));
+      if (first_split) {
+        x.head(bk) = tv.segment(j0, bk) - tr;
+        signed_and_bound(ds, x.data(), bk, f.v_split(h), f.v_split_bound(h));
+      }
     }
     // E_A = sum |dS| (t^2 + t_r^2): u - u_r is rounded against the squares.
-    f.E_A(h) = f.E_core(h) = row_abs - f.plain_bound(h) + tr * tr * row_abs;
+    f.E_A(h) = f.E_core(h) = k * (row_abs - f.plain_bound(h) + tr * tr * row_abs);
   }
 }
 

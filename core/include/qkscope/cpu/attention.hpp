@@ -149,7 +149,19 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     };
     if constexpr (std::is_same_v<Form, score::AdditiveForm<T>>) {
       std::vector<AdditiveInputs<T>> in;
-      fn(scorers_of(forms, h, in, logit_gain, score_gain), finish);
+      // The backward's sums in double give their products in double too (finish64).
+      auto finish_additive = [&](std::size_t n, FlashGrads<T>& g, AttentionGrads<T>& out) {
+        finish(n, g, out);
+        ScoreGrads<T> sg;
+        if (!in[n].finish64(*h[n].Q, *h[n].K, forms[n], sg)) return;
+        out.dQ = std::move(sg.dQ);
+        out.dK = std::move(sg.dK);
+        out.dparams.W_q = std::move(sg.dparams.W_q);
+        out.dparams.W_k = std::move(sg.dparams.W_k);
+        out.dparams.v = std::move(sg.dparams.v);
+        out.dparams.b = std::move(sg.dparams.b);
+      };
+      fn(scorers_of(forms, h, in, logit_gain, score_gain), finish_additive);
     } else {
       auto sc = scorers_of(forms, h, std::isinf(logit_gain));  // +inf: attention_backward
       if constexpr (requires { &F::template refine_tile<T>; })

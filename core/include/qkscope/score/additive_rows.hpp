@@ -72,20 +72,25 @@ struct AdditiveRowSums {
   /// times E_core, estimate 12.9 bits, tiled dQ 2.0e-5 relative off, the core 1.5e-6, the bar
   /// 3.7e-6). Random inputs' rows of 64 keys or more spread u wider and do not take it; calls
   /// of two to four keys send 8-14 % of their units to the exact pass (4 % before).
-  Row exact_units(bool exact_dS, double R, bool fused = false) const {
+  /// eps: the rounding the estimates are weighed at, T's own, or float's where the sums are
+  /// in double over float dS (cpu/additive.hpp): the dS's rounding is then the larger error,
+  /// and the float rules decide (at 34 bits the double sums kept the plain sum of float dS
+  /// where the float path took the split, whose exact R removes that rounding: dv 1.04 times
+  /// the bar on a fixed input at tau 1e-4).
+  Row exact_units(bool exact_dS, double R, bool fused = false,
+                  double eps = double(std::numeric_limits<T>::epsilon())) const {
     const Eigen::Index dh = plain.size();
     Row out = Row::Zero(dh);
     if (!exact_dS) return out;
     // The double core is the fuzz harness's and the tests' right value: it keeps 34 bits (at 6,
     // dv was 1.5e-3 relative off on a corpus input where the float paths were exact); float 6
     // (at 12, random inputs took the second pass often enough to slow the tiled backward 35 %).
-    const bool wide = std::numeric_limits<T>::digits >= 53;
+    const bool wide = eps < 0x1p-40;
     // dv's plain sum keeps 9 bits in float: at 6, keys 5e-5 apart beside ALiBi and a value of
     // 1.4e38 left dv and db 0.3-1.7 % off, 1.2-1.5 times the bar (two fuzzer findings); 9 costs
     // nothing measurable on random inputs, 12 cost 12-14 % (native/bench/NOTES.md).
     const double keep = wide ? 0x1p-34 : 0x1p-6, keep_worse = wide ? 0x1p-34 : 0x1p-12,
                  keep_v = wide ? 0x1p-34 : 0x1p-9, keep_lossy = wide ? 0x1p-34 : 0x1p-20;
-    const double eps = std::numeric_limits<T>::epsilon();
     for (Eigen::Index h = 0; h < dh; ++h) {
       const bool takes_split = split_dA(h, true);
       const double a_err = takes_split ? double(split_bound(h)) + double(E_A(h)) : double(plain_bound(h));
@@ -93,8 +98,11 @@ struct AdditiveRowSums {
                             : fused && E_A(h) > 16 * split_bound(h)     ? keep_lossy
                             : E_A(h) > 4 * E_core(h)                   ? keep_worse
                                                                         : keep;
+      // dv: its chosen form (the plain sum unless a first pass formed the split: the sums in
+      // double over float dS, cpu/additive_rows.hpp).
+      const double v_err = split_dv(h, true) ? double(v_split_bound(h)) : double(v_plain_bound(h));
       if (eps * a_err > a_keep * std::abs(double(dA(h, true, R))) ||
-          eps * double(v_plain_bound(h)) > keep_v * std::abs(double(v_plain(h))))
+          eps * v_err > keep_v * std::abs(double(dv(h, true, R))))
         out(h) = 1;
     }
     return out;

@@ -33,9 +33,12 @@ struct KeyBlocks {
   }
 };
 
+/// eps: the relative rounding of each dS (T's own; float's where float dS are summed in double:
+/// cpu/additive.hpp, the backward's sums).
 template <class T>
-bool split_consistent(T row_sum, T row_abs, double R, Eigen::Index n) {
-  return std::abs(double(row_sum) - R) <= double(n + 4) * double(std::numeric_limits<T>::epsilon()) * double(row_abs);
+bool split_consistent(T row_sum, T row_abs, double R, Eigen::Index n,
+                      double eps = double(std::numeric_limits<T>::epsilon())) {
+  return std::abs(double(row_sum) - R) <= double(n + 4) * eps * double(row_abs);
 }
 
 }  // namespace qkscope::score
