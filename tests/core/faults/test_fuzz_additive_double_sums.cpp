@@ -152,6 +152,25 @@ TEST_CASE("tiled additive dv at tau = 1e-4: tied keys under dO of 5e30 (fuzzer, 
   }
 }
 
+TEST_CASE("tiled additive dv: keys 1e-12 apart in t under a value of 1e20 take the exact pass (review, 2026-12-07)",
+          "[faults][reliability][tiled][score][additive]") {
+  // t_0 and t_1 (~0.245) differ by 1e-12: their differences rounded in double keep ~13 bits,
+  // which passed float's 9-bit rule when T's rounding was weighed at float's eps: dv 23499952
+  // where the double core gives 23500371.6 (11.5 times the bar). T's own rounding now keeps
+  // double's 34 bits, and such a unit takes the exact differences (score/additive_rows.hpp).
+  const Matrix Q = col({1}), K = col({0, 1e-6f}), dO = col({1});
+  AttentionConfig<float> c;
+  c.score = "additive";
+  for (const float big : {1e20f, 1e38f}) {
+    const Matrix V = col({0, big});
+    const auto p = params(col({0}), col({1e-6f}), Vector::Constant(1, 1), Vector::Constant(1, 0.25f));
+    CAPTURE(big);
+    const auto g = grads(Q, K, V, dO, p, c, 1);
+    CHECK(g.tiled.dparams.v(0) == Approx(g.core.dparams.v(0)).epsilon(1e-6));
+    qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(1));
+  }
+}
+
 TEST_CASE("tiled additive backward: seeded shapes with tied keys and huge values within the harness's bar",
           "[faults][reliability][tiled][score][additive]") {
   // L_q != L_k, one query, odd sizes, d_h across the packet widths; half the keys tied to

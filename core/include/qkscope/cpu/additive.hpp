@@ -209,7 +209,8 @@ struct AdditiveScorer {
     const Vec<T>& v = *vp;
     Row tv(EA ? 0 : L_k), x(EA ? 0 : std::min(block_k, L_k));  // the direct form's scratch
     score::AdditiveRowSums<T> fs;
-    const T k = T(double(std::numeric_limits<T>::epsilon()) / ds_eps);  // 1, or < 1 over float dS
+    const bool mixed = ds_eps > double(std::numeric_limits<T>::epsilon());  // float dS, double sums
+    fs.mixed_k = mixed ? double(std::numeric_limits<T>::epsilon()) / ds_eps : 0.0;
     for (Eigen::Index r = 0; r < bq; ++r) {
       // The split only where the row's dS add up to R within their rounding (the core's rule);
       // its reference: the key of largest |dS|.
@@ -223,15 +224,15 @@ struct AdditiveScorer {
         }
       const bool exact_dS = score::split_consistent(row_sum, row_abs, R[r], L_k, ds_eps);
       auto sums = [&](const Row* exact) {
-        if (EA) fused_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, fs, exact, k);
-        else direct_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, tv, x, fs, exact, k);
+        if (EA) fused_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, fs, exact, mixed);
+        else direct_row_sums(*this, i0 + r, r, top, blocks, block_k, dS, row_abs, tv, x, fs, exact, mixed);
       };
       sums(nullptr);
-      // Over float dS (k < 1): the first pass's dv split from differences of the rounded t,
-      // which in double carry eps_T (|t| + |t_r|) each and the t themselves ~1.3 eps_T (the exp
-      // form), in units of the dS's eps (fused_row_sums).
-      for (Eigen::Index h = 0; k < T(1) && h < v.size(); ++h)
-        fs.v_split_bound(h) += k * (fs.v_plain_bound(h) + (std::abs(fs.t_r(h)) + T(2)) * row_abs);
+      // Mixed: the first pass's dv split from differences of the rounded t, which carry
+      // eps_T (|t| + |t_r|) each and the t themselves ~1.3 eps_T (the exp form): T's rounding,
+      // apart from the dS's part (fused_row_sums).
+      for (Eigen::Index h = 0; mixed && h < v.size(); ++h)
+        fs.v_split_round(h) = fs.v_plain_bound(h) + (std::abs(fs.t_r(h)) + T(2)) * row_abs;
       const Row exact = fs.exact_units(exact_dS, R[r], EA != nullptr, ds_eps);
       if (exact.any()) {
         for (Eigen::Index h = 0; h < v.size(); ++h)

@@ -26,17 +26,20 @@ struct AdditiveScorer;
 /// resized and filled; dv's split left unformed); else the second, the splits again from exact
 /// differences for the units h with (*exact)(h) != 0 (reset by the caller). Tied keys give
 /// u = u_r and t = t_r exactly (the same operations on the same inputs).
-/// k < 1: the sums run in double over float dS (cpu/additive.hpp's header; k = eps_T / eps of
-/// the dS). The estimates of T's own rounding (E_A, E_core, the exp form's absolute error in
-/// dv's plain bound) are then weighed k times (exact_units weighs every bound at the dS's eps),
-/// and the first pass forms dv's split from differences of the rounded t too: in double they
-/// keep their digits, and the split's exact R takes out the dS's own rounding, which the plain
-/// sum keeps (dv 15 times the bar with dS of 1e38 over t near -1, a study case).
+/// mixed: the sums run in double over float dS (cpu/additive.hpp's header). The bounds then
+/// hold the dS's part only (weighed at float's eps by exact_units), and T's own rounding goes
+/// to the *_round rows and E_A (weighed at T's eps and double's 34 bits): the exp form's
+/// absolute error of t in dv's plain sum (v_plain_round). And the first pass forms dv's split
+/// from differences of the rounded t too: the split's exact R takes out the dS's own rounding,
+/// which the plain sum keeps (dv 15 times the bar with dS of 1e38 over t near -1, a study
+/// case); where those differences lose their digits (t 1e-12 apart) the round rule sends the
+/// unit to the exact pass, as the float rules sent the float core (review).
 template <class T>
 void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, Eigen::Index top,
                     const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, const Mat<T>& dS, T row_abs,
-                    score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact, T k = 1) {
-  const bool first_split = k < T(1);
+                    score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact,
+                    bool mixed = false) {
+  const bool first_split = mixed;
   using AP = AddPack<T>;
   using P = typename AP::P;
   const Eigen::Index dh = s.vp->size(), L_k = dS.cols();
@@ -83,15 +86,17 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
     // E_A: u - u_r is rounded against u + u_r (u keeps a few ulp of itself); a small unit's
     // (t_r - t)(t_r + t) against itself.
     // E_core: the core's estimate, sum |dS| (t^2 + t_r^2) = row_abs - sum |dS| u + t_r^2 row_abs.
-    const P ra = ei::pset1<P>(row_abs), pk = ei::pset1<P>(k);
-    P e_a = ei::pmul(pk, ei::pmadd(ut, ra, gb)), e_core = ei::pmul(pk, ei::pmadd(ei::pmul(tt, tt), ra, ei::psub(ra, gb)));
+    const P ra = ei::pset1<P>(row_abs);
+    P e_a = ei::pmadd(ut, ra, gb), e_core = ei::pmadd(ei::pmul(tt, tt), ra, ei::psub(ra, gb));
     // dv's plain bound: the exp form's t keep an absolute error of ~1.3 eps whatever |t| (a key
     // whose x is 2e-19 got t = 0), so each term counts 2 |dS| beside |dS t|; without it a row
     // of t = 0 had a plain bound of 0 and beat the exact split (dv 1.6e-20 where 6.3e15: fuzzer).
-    P vb = ei::pmadd(ei::pset1<P>(T(2) * k), ra, vgb);
+    // Mixed: that term is T's rounding (v_plain_round), the bound the dS's part alone.
+    P vr = ei::pmul(ei::pset1<P>(T(2)), ra), vb = mixed ? vgb : ei::pmadd(ei::pset1<P>(T(2)), ra, vgb);
     if (m) {
-      e_a = ei::pselect(*m, ei::pmul(pk, gsb), e_a);
-      e_core = ei::pselect(*m, ei::pmul(pk, gsb), e_core);
+      vr = ei::pselect(*m, zero, vr);
+      e_a = ei::pselect(*m, gsb, e_a);
+      e_core = ei::pselect(*m, gsb, e_core);
       vb = ei::pselect(*m, vgb, vb);
     }
     for (auto [row, x] : {std::pair{&f.split, gs}, {&f.split_bound, gsb}, {&f.E_A, e_a}, {&f.E_core, e_core},
@@ -101,6 +106,7 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
     if (first_split) {
       ei::pstoreu(f.v_split.data() + h, vs);
       ei::pstoreu(f.v_split_bound.data() + h, vsb);
+      ei::pstoreu(f.v_plain_round.data() + h, vr);
     }
   }
   for (; h < dh; ++h) {  // the remainder (every unit on the second pass), one unit at a time
@@ -149,15 +155,17 @@ void fused_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, 
       f.v_split_bound(h) = vgb;
       continue;
     }
-    f.E_A(h) = k * (small ? gsb : gb + ut * row_abs);
-    f.E_core(h) = k * (small ? gsb : row_abs - gb + tt * tt * row_abs);
+    f.E_A(h) = small ? gsb : gb + ut * row_abs;
+    f.E_core(h) = small ? gsb : row_abs - gb + tt * tt * row_abs;
     f.plain(h) = g;
     f.plain_bound(h) = gb;
     f.v_plain(h) = vg;
-    f.v_plain_bound(h) = small ? vgb : vgb + T(2) * k * row_abs;  // as the packets'
+    const T vr = small ? T(0) : T(2) * row_abs;  // as the packets'
+    f.v_plain_bound(h) = mixed ? vgb : vgb + vr;
     if (first_split) {
       f.v_split(h) = vs;
       f.v_split_bound(h) = vsb;
+      f.v_plain_round(h) = vr;
     }
     f.u_r(h) = ut;
     f.t_r(h) = tt;
@@ -183,9 +191,10 @@ template <class T>
 void direct_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r, Eigen::Index top,
                      const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, const Mat<T>& dS, T row_abs,
                      typename score::AdditiveRowSums<T>::Row& tv, typename score::AdditiveRowSums<T>::Row& x,
-                     score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact, T k = 1) {
+                     score::AdditiveRowSums<T>& f, const typename score::AdditiveRowSums<T>::Row* exact,
+                     bool mixed = false) {
   const Eigen::Index dh = s.vp->size(), L_k = dS.cols();
-  const bool first_split = k < T(1);  // as fused_row_sums
+  const bool first_split = mixed;  // as fused_row_sums (v_plain_round: 0, t rounds relative to itself)
   if (!exact) {
     f.resize(dh);
     f.zero();
@@ -229,7 +238,7 @@ void direct_row_sums(const AdditiveScorer<T>& s, Eigen::Index i, Eigen::Index r,
       }
     }
     // E_A = sum |dS| (t^2 + t_r^2): u - u_r is rounded against the squares.
-    f.E_A(h) = f.E_core(h) = k * (row_abs - f.plain_bound(h) + tr * tr * row_abs);
+    f.E_A(h) = f.E_core(h) = row_abs - f.plain_bound(h) + tr * tr * row_abs;
   }
 }
 

@@ -34,20 +34,33 @@ struct AdditiveRowSums {
   Row E_core;  // the core's E_A on the same row: sum |dS| (t^2 + t_r^2) (exact_units)
   Row v_plain, v_plain_bound, v_split, v_split_bound;       // dv: sum dS t, sum dS (t - t_r)
   Row u_r, t_r, c_r;  // 1 - t_r^2 (no cancellation), t_r, 1 - |t_r| (tanh_complement)
+  // Sums in double over float dS only (cpu/additive_rows.hpp, mixed): T's own rounding of dv's
+  // plain sum and of its first-pass split, apart from the bounds (the dS's part).
+  Row v_plain_round, v_split_round;
+  double mixed_k = 0;  // mixed: eps_T / eps_dS (the round rows' weight beside the bounds); else 0
   void resize(Eigen::Index dh) {
     for (Row* x : {&plain, &plain_bound, &split, &split_bound, &E_A, &E_core, &v_plain, &v_plain_bound, &v_split,
-                   &v_split_bound, &u_r, &t_r, &c_r})
+                   &v_split_bound, &u_r, &t_r, &c_r, &v_plain_round, &v_split_round})
       x->resize(dh);
   }
   /// Before a first pass: the sums at 0, dv's split not formed (an infinite bound: not taken).
   void zero() {
-    for (Row* x : {&plain, &plain_bound, &split, &split_bound, &E_A, &v_plain, &v_plain_bound, &v_split}) x->setZero();
+    for (Row* x : {&plain, &plain_bound, &split, &split_bound, &E_A, &v_plain, &v_plain_bound, &v_split,
+                   &v_plain_round, &v_split_round})
+      x->setZero();
     v_split_bound.setConstant(std::numeric_limits<T>::infinity());
   }
   /// Whether unit h's dA takes the split (exact_dS: the row's dS add up to R within their
   /// rounding, split_check.hpp).
   bool split_dA(Eigen::Index h, bool exact_dS) const { return exact_dS && split_bound(h) < plain_bound(h); }
-  bool split_dv(Eigen::Index h, bool exact_dS) const { return exact_dS && v_split_bound(h) < v_plain_bound(h); }
+  bool split_dv(Eigen::Index h, bool exact_dS) const {
+    if (mixed_k == 0) return exact_dS && v_split_bound(h) < v_plain_bound(h);
+    // Both parts, in units of the dS's eps: the exp form's t of a key 2e-19 from another are
+    // all 0, and the plain sum's bound alone (0) beat the exact split (dv 1.6e-20 where 6.3e15).
+    const double k = mixed_k;
+    return exact_dS && double(v_split_bound(h)) + k * double(v_split_round(h)) <
+                           double(v_plain_bound(h)) + k * (double(v_plain_round(h)) + double(v_plain_bound(h)));
+  }
   /// dA_ih / v_h and dv_h's row share, as chosen.
   T dA(Eigen::Index h, bool exact_dS, double R) const {
     return split_dA(h, exact_dS) ? T(double(u_r(h)) * R + double(split(h))) : plain(h);
@@ -72,20 +85,26 @@ struct AdditiveRowSums {
   /// times E_core, estimate 12.9 bits, tiled dQ 2.0e-5 relative off, the core 1.5e-6, the bar
   /// 3.7e-6). Random inputs' rows of 64 keys or more spread u wider and do not take it; calls
   /// of two to four keys send 8-14 % of their units to the exact pass (4 % before).
-  /// eps: the rounding the estimates are weighed at, T's own, or float's where the sums are
-  /// in double over float dS (cpu/additive.hpp): the dS's rounding is then the larger error,
-  /// and the float rules decide (at 34 bits the double sums kept the plain sum of float dS
-  /// where the float path took the split, whose exact R removes that rounding: dv 1.04 times
-  /// the bar on a fixed input at tau 1e-4).
+  /// eps_dS: the dS's rounding, T's own or, where the sums are in double over float dS
+  /// (cpu/additive.hpp, mixed), float's. Mixed, each estimate has two parts: the bounds (the
+  /// dS's part) keep the float rules' bits at float's eps (at double's 34 bits the plain sum of
+  /// float dS was kept where the float path took the split, whose exact R removes that
+  /// rounding: dv 1.04 times the bar on a fixed input at tau 1e-4), and T's own rounding (E_A,
+  /// the *_round rows) keeps double's 34 bits at T's eps: weighed at float's eps and 9 bits,
+  /// differences of t 1e-12 apart kept 13 bits and passed, where the float core's own estimate
+  /// failed and took the exact pass (dv 11.5 times the bar: review).
   Row exact_units(bool exact_dS, double R, bool fused = false,
-                  double eps = double(std::numeric_limits<T>::epsilon())) const {
+                  double eps_dS = double(std::numeric_limits<T>::epsilon())) const {
     const Eigen::Index dh = plain.size();
     Row out = Row::Zero(dh);
     if (!exact_dS) return out;
+    const double eps_T = double(std::numeric_limits<T>::epsilon());
+    if (eps_dS > eps_T) return mixed_units(R, eps_dS, eps_T);
+    const double eps = eps_T;
     // The double core is the fuzz harness's and the tests' right value: it keeps 34 bits (at 6,
     // dv was 1.5e-3 relative off on a corpus input where the float paths were exact); float 6
     // (at 12, random inputs took the second pass often enough to slow the tiled backward 35 %).
-    const bool wide = eps < 0x1p-40;
+    const bool wide = std::numeric_limits<T>::digits >= 53;
     // dv's plain sum keeps 9 bits in float: at 6, keys 5e-5 apart beside ALiBi and a value of
     // 1.4e38 left dv and db 0.3-1.7 % off, 1.2-1.5 times the bar (two fuzzer findings); 9 costs
     // nothing measurable on random inputs, 12 cost 12-14 % (native/bench/NOTES.md).
@@ -98,17 +117,34 @@ struct AdditiveRowSums {
                             : fused && E_A(h) > 16 * split_bound(h)     ? keep_lossy
                             : E_A(h) > 4 * E_core(h)                   ? keep_worse
                                                                         : keep;
-      // dv: its chosen form (the plain sum unless a first pass formed the split: the sums in
-      // double over float dS, cpu/additive_rows.hpp).
-      const double v_err = split_dv(h, true) ? double(v_split_bound(h)) : double(v_plain_bound(h));
       if (eps * a_err > a_keep * std::abs(double(dA(h, true, R))) ||
-          eps * v_err > keep_v * std::abs(double(dv(h, true, R))))
+          eps * double(v_plain_bound(h)) > keep_v * std::abs(double(v_plain(h))))
+        out(h) = 1;
+    }
+    return out;
+  }
+  /// exact_units over float dS (eps_dS) with sums in T: the dS's part of each chosen form keeps
+  /// float's 6 (dA) and 9 (dv) bits, T's own rounding double's 34 (the rules above).
+  Row mixed_units(double R, double eps_dS, double eps_T) const {
+    const Eigen::Index dh = plain.size();
+    Row out = Row::Zero(dh);
+    for (Eigen::Index h = 0; h < dh; ++h) {
+      const bool a_split = split_dA(h, true), v_split = split_dv(h, true);
+      const double a = std::abs(double(dA(h, true, R))), v = std::abs(double(dv(h, true, R)));
+      const double a_dS = a_split ? double(split_bound(h)) : double(plain_bound(h));
+      const double a_T = a_split ? double(E_A(h)) : double(plain_bound(h));
+      const double v_dS = v_split ? double(v_split_bound(h)) : double(v_plain_bound(h));
+      const double v_T = v_split ? double(v_split_round(h)) : double(v_plain_round(h)) + double(v_plain_bound(h));
+      if (eps_dS * a_dS > 0x1p-6 * a || eps_T * a_T > 0x1p-34 * a || eps_dS * v_dS > 0x1p-9 * v ||
+          eps_T * v_T > 0x1p-34 * v)
         out(h) = 1;
     }
     return out;
   }
   /// Before a unit's second pass: its splits are formed again from exact differences.
-  void reset_splits(Eigen::Index h) { split(h) = split_bound(h) = E_A(h) = v_split(h) = v_split_bound(h) = 0; }
+  void reset_splits(Eigen::Index h) {
+    split(h) = split_bound(h) = E_A(h) = v_split(h) = v_split_bound(h) = v_split_round(h) = 0;
+  }
 };
 
 }  // namespace qkscope::score
