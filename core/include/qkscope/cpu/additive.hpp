@@ -52,15 +52,8 @@
 // t keep an ulp of 1 (cpu/additive_rows.hpp). dv_h's row shares take the same rule with
 // t_r R_i + sum_j dS_ij (t - t_r), in grad_q_rows (per row, not per key tile: tied keys' dS of
 // 1e33 cancelled in a tile's float sum and took the value along).
-// In float (T = float) the backward's sums above (dA, dB and dv) are not taken in float at all:
-// grad_q_rows and grad_k hand the float dS to the same code in double (sums64: a double scorer
-// on A and B projected in double from the float inputs; cpu/additive_inputs.hpp), and round
-// each tile's result once. The float forms' t keep ~1.3 eps of absolute error (the exp form)
-// or an ulp of t (the direct one), and a row whose terms cancel (tied or near keys under a
-// large dS, V of 1e37, v of -369) kept too few digits by the fuzz harness's bar while the
-// estimates above passed them (14 open inputs at tau 1e-4 to 1). In double only dS's own float
-// rounding is left, as in the core. Cost: the tiled additive backward 1.5x (AVX-512) to 2x
-// (SSE2) at tau = 1 (native/bench/NOTES.md, twenty-second session).
+// In float the backward's sums above run in double over the float dS (sums64), and their
+// products too (AdditiveInputs::finish64, which says why; native/bench/NOTES.md, 2026-12-07).
 #pragma once
 
 #include <cmath>
@@ -166,10 +159,8 @@ struct AdditiveScorer {
   /// the backward), and the relative rounding of the dS they are handed (float's).
   const AdditiveScorer<double>* sums64 = nullptr;
   double ds_eps = double(std::numeric_limits<T>::epsilon());
-  /// With sums64: the sums kept in double as well, for the products dQ = dA W_q, dW_k = dB^T K
-  /// ... in double (AdditiveInputs::finish64): dA (L_q, d_h), dB (L_k, d_h) and dv's share of
-  /// each query tile in the row of its first query (L_q, d_h). Each tile's rows belong to the
-  /// one work item that writes them.
+  /// With sums64: dA (L_q, d_h), dB (L_k, d_h) and each query tile's dv share (its first row)
+  /// in double, for finish64; each tile's rows have one writer.
   Mat<double>* dA64 = nullptr;
   Mat<double>* dB64 = nullptr;
   Mat<double>* dv64 = nullptr;

@@ -109,6 +109,12 @@ struct AdditiveInputs {
     }
     return sc;
   }
+  /// Why the backward's sums run in double for T = float: the float forms' t and u keep
+  /// ~1.3 eps of absolute error (the exp form) or an ulp of t (the direct tanh), and rows whose
+  /// terms cancel (tied or near keys under a large dS, V of 1e37, v of -369) kept too few
+  /// digits by the fuzz harness's bar while the float estimates passed them (25 open inputs at
+  /// tau 1e-4 to 1). In double only the dS's own float rounding is left, as in the core. Cost:
+  /// the tiled additive backward 1.6-1.9x (SSE2) to 2.3-3x (AVX-512) at tau = 1.
   /// After the backward (T = float): dQ = dA W_q, dK = dB W_k, dW_q = dA^T Q, dW_k = dB^T K,
   /// db = sum_i dA_i and dv from the sums in double, each rounded to T once (as the core forms
   /// them in its own precision: score::Additive::prepared_backward). In T these products of
