@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <initializer_list>
 #include <vector>
 
 #include "../../fuzz/perturbed.hpp"
@@ -17,6 +19,7 @@
 #include "reference/reference.hpp"
 #include "support/compare.hpp"
 #include "support/convert.hpp"
+#include "tiled_check.hpp"
 
 namespace qktest {
 
@@ -105,6 +108,42 @@ inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::M
   if (checks.dtau)
     check("tiled dtemperature", S1(tg.dtemperature), S1(g32.dtemperature), S1(g64.dtemperature),
           [](const auto& g) { return S1(g.dtemperature); });
+}
+
+/// The tiled dL/dtau at each block_k of `blocks` (one thread) against the double core: within
+/// `rel` of it, and under the fuzz harness's bar (the key side left out).
+inline void check_dtau(const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V,
+                       const qkscope::Matrix& dO, const qkscope::ScoreParams<float>& p,
+                       const qkscope::AttentionConfig<float>& c, double rel, std::initializer_list<Eigen::Index> blocks) {
+  using namespace qkscope;
+  const double right = double_core_grads(Q, K, V, dO, p, c).dtemperature;
+  for (const Eigen::Index bk : blocks) {
+    INFO("block_k " << bk);
+    const auto t = cpu::attention_forward<float>(Q, K, V, p, c, one_thread(bk));
+    REQUIRE_FALSE(t.fallback);
+    const double dtau = cpu::attention_backward<float>(Q, K, V, p, c, t, dO, one_thread(bk)).dtemperature;
+    CHECK(std::abs(dtau - right) <= rel * std::abs(right));
+    matches_under_harness_bar(Q, K, V, dO, p, c, one_thread(bk), {.key_side = false});
+  }
+}
+
+/// One case of a seeded sweep: skipped (false) where the tiled forward falls back to the core
+/// or the float core's backward refuses (a gradient past float: the fuzz harness's other
+/// property); else checked under the harness's bar with the options `options()` gives (called
+/// only then, so that a sweep's random stream does not depend on the skipped cases), true.
+template <class Options>
+bool sweep_case_under_bar(const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V,
+                          const qkscope::Matrix& dO, const qkscope::ScoreParams<float>& p,
+                          const qkscope::AttentionConfig<float>& c, Options&& options, HarnessChecks checks = {}) {
+  using namespace qkscope;
+  if (cpu::attention_forward<float>(Q, K, V, p, c, one_thread()).fallback) return false;
+  try {
+    (void)attention_backward<float>(Q, K, V, p, c, attention_forward<float>(Q, K, V, p, c), dO);
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  matches_under_harness_bar(Q, K, V, dO, p, c, options(), checks);
+  return true;
 }
 
 }  // namespace qktest

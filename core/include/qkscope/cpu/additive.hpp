@@ -59,13 +59,14 @@
 #include <cmath>
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "qkscope/score/additive.hpp"
 #include "qkscope/score/forms.hpp"
 #include "qkscope/score/params.hpp"
-#include "qkscope/score/tanh_difference.hpp"
+#include "qkscope/cpu/additive_differences.hpp"
 #include "qkscope/cpu/additive_f64.hpp"
 #include "qkscope/cpu/additive_pack.hpp"
 #include "qkscope/cpu/additive_rows.hpp"
@@ -155,6 +156,9 @@ struct AdditiveScorer {
   const Mat<T>* W_k = nullptr;
   /// Above score::Additive::refine_gain: every tile in double (cpu/additive_f64.hpp), or null.
   const AdditiveF64* f64 = nullptr;
+  /// T = float, backward: the same double tiles for every call, read by dL/dtau
+  /// (double_scores; set by AdditiveInputs::prepare).
+  const AdditiveF64* scores64 = nullptr;
   /// T = float: the backward's sums in double (the header; set by AdditiveInputs::prepare for
   /// the backward), and the relative rounding of the dS they are handed (float's).
   const AdditiveScorer<double>* sums64 = nullptr;
@@ -249,45 +253,26 @@ struct AdditiveScorer {
       if (!XU || (*XU)(h) == 0) s += std::abs(double((*vp)(h)));
     return 2 * double(std::numeric_limits<T>::epsilon()) * s;
   }
-  /// S_ij - S_ir (out[j], in double) for the keys of `blocks`: sum_h v_h (t_jh - t_rh), each
-  /// difference from the keys' own, tanh(B_jh - B_rh) (score/tanh_difference.hpp), so tied keys
-  /// give 0 exactly and near-tied ones keep their digits (dL/dtau: cpu/temperature_grad.hpp).
-  /// B_jh - B_rh is taken in double from K and W_k (every scorer has them: AdditiveForm keeps
-  /// them): from the float B it carried their rounding, eps (|B_jh| + |B_rh|), which for keys
-  /// 1e-4 tau apart was most of the difference (a whole-row dL/dtau 13 times the bar where the
-  /// float row was luckier: review). err[j] bounds the rest: the factor 1 - t_j t_r from the
-  /// float x (a few eps, and eps |x| each for x's rounding) times |v_h (t_jh - t_rh)|. Scalar
-  /// (std::tanh, as the core's exact pass): only rows the bound flags take it, and vectorised
-  /// over the units it cost the tiled wasm module 1.7 KB gzipped.
+  /// S_ij - S_ir (out[j], in double) for the keys of `blocks`, each unit's difference from the
+  /// keys' own, and err[j] its error bound (cpu/additive_differences.hpp): dL/dtau's exact pass
+  /// (cpu/temperature_grad.hpp) where T = double.
   void raw_differences(Eigen::Index i, Eigen::Index r, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
                        double* out, double* err) const {
-    const Eigen::Index L_k = Bp->rows(), dh = vp->size();
-    const double eps = double(std::numeric_limits<T>::epsilon());
-    Row t_r(dh), c_r(dh);
-    for (Eigen::Index h = 0; h < dh; ++h) {
-      const T x = (*Ap)(i, h) + (*Bp)(r, h);
-      t_r(h) = std::tanh(x);
-      c_r(h) = score::tanh_complement(x, t_r(h));
+    additive_raw_differences(*Ap, *Bp, *vp, *K, *W_k, i, r, blocks, block_k, out, err);
+  }
+  /// T = float: dL/dtau is formed from logits in double (cpu/temperature_grad.hpp,
+  /// double_logit_row) from the raw scores S_ij of query i over the keys of `blocks` in double
+  /// (out[j]; cpu/additive_f64.hpp's tiles before their rounding to T). The backward's
+  /// AdditiveInputs::prepare sets scores64 for every float call; without it this throws
+  /// std::logic_error (a scorer not built by prepare).
+  static constexpr bool double_logits = !std::is_same_v<T, double>;
+  void double_scores(Eigen::Index i, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
+                     double* out) const {
+    if (!scores64) throw std::logic_error("qkscope: the additive backward's double tiles were not prepared");
+    for (const Eigen::Index j0 : blocks) {
+      Eigen::Map<Eigen::Matrix<double, 1, Eigen::Dynamic>> row(out + j0, std::min(block_k, Bp->rows() - j0));
+      scores64->scores<double>(i, 1, j0, row.size(), row);
     }
-    for (const Eigen::Index j0 : blocks)
-      for (Eigen::Index j = j0, e = std::min(j0 + block_k, L_k); j < e; ++j) {
-        double s = 0, bound = 0;
-        for (Eigen::Index h = 0; h < dh; ++h) {
-          const T b_j = (*Bp)(j, h), b_r = (*Bp)(r, h), x = (*Ap)(i, h) + b_j, t = std::tanh(x);
-          double delta = 0;
-          for (Eigen::Index k = 0; k < K->cols(); ++k)
-            delta += double((*W_k)(h, k)) * (double((*K)(j, k)) - double((*K)(r, k)));
-          // Unconditionally: tanh_difference<double> tests t_j t_r > 1/2 in double, which a float
-          // product of 0.5 + 2^-26 passes where a float test would not (m 41 % off: review).
-          const T c_j = score::tanh_complement(x, t);
-          const double d = double((*vp)(h)) * score::tanh_difference(std::tanh(delta), double(t), double(t_r(h)),
-                                                                      double(c_j), double(c_r(h)));
-          s += d;
-          bound += std::abs(d) * (4 + 2 * (std::abs(double(x)) + std::abs(double((*Ap)(i, h)) + double(b_r))));
-        }
-        out[j] = s;
-        err[j] = eps * bound;
-      }
   }
   /// Select mask of the units h, h + 1, ... of one packet that are small units (XU).
   typename AddPack<T>::P sum_mask(Eigen::Index h) const {

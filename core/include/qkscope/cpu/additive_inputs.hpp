@@ -99,6 +99,9 @@ struct AdditiveInputs {
         S64 = in64->prepare(form64, logit_gain, 0.0);
         S64.ds_eps = double(std::numeric_limits<T>::epsilon());  // the dS it is handed are T's
         sc.sums64 = &S64;
+        // dL/dtau from logits in double (cpu/temperature_grad.hpp, double_logit_row).
+        if (!tiles) F64.prepare(form64.a, form64.b, f.v);
+        sc.scores64 = &F64;
         dA64 = Mat<double>::Zero(form64.a.rows(), form64.a.cols());
         dB64 = Mat<double>::Zero(form64.b.rows(), form64.b.cols());
         dv64 = Mat<double>::Zero(form64.a.rows(), form64.a.cols());

@@ -35,6 +35,14 @@ concept RawDifferences = requires(const Scorer& s, const std::vector<Eigen::Inde
   { s.raw_error_bound() } -> std::convertible_to<double>;
 };
 
+/// Does the scorer form dL/dtau from a row's raw scores in double (the float additive scorer:
+/// double_logit_row below)?
+template <class Scorer>
+concept DoubleScores = Scorer::double_logits && requires(const Scorer& s, const std::vector<Eigen::Index>& b,
+                                                         double* out) {
+  s.double_scores(Eigen::Index(0), b, Eigen::Index(1), out);
+};
+
 /// The biases' part of z_ij in double (ALiBi, relative and T5 tables, the dense bias): each
 /// entry is a T, so differences of these parts are exact up to double's rounding.
 template <class T>
@@ -67,12 +75,63 @@ template <class T>
   return z_j - z_r;
 }
 
+/// z_ij in double from a raw score s in double, as the double core forms it: scale, softcap,
+/// biases (pipeline::ScoreMods::z), each in double.
+template <class T>
+double logit64(const pipeline::ScoreMods<T>& m, int i, int j, double s) {
+  double z = double(m.scale) * s;
+  if (m.softcap) z = pipeline::ScoreMods<T>::softcapped(z, double(m.cap));
+  if (!m.plain()) z += bias_part(m, i, j);
+  return z;
+}
+
+/// One row's sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) (temperature_rows' row, divided by its
+/// sum of p^) with every logit in double, from the scorer's raw scores in double (s64, by key):
+/// x = (z_j - z0) / tau with z0 the largest visible z, p^ = e^x / sum e^x, and D from the same
+/// p^ over dP shifted by the top key's (as RowShift: a huge dP shared by the keys that carry the
+/// row rounded dP - D to 0 unshifted, review). Only dP (rowdX) stays T's, as in the core. The
+/// keys are those with P > 0 in the tile (the mask's and the underflow's choice, as the float
+/// row). Why (the float additive backward): its float z carry the fused tanh's ~1.3 eps per
+/// unit and each z's rounding, and rows whose bounds looked ordinary (0.9 to 67 times eps B
+/// against random rows' 0.4 to 68) left dL/dtau 1.02-2.4 times the fuzz harness's bar on four
+/// inputs at tau = 1, where the double core's logits, which the double tiles reproduce to
+/// ~1e-13, pass them all (docs/RELIABILITY.md).
+template <class T, class Scratch>
+double double_logit_row(const pipeline::ScoreMods<T>& m, double tau, const double* s64, Eigen::Index r,
+                        Eigen::Index i, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
+                        Eigen::Index L_k, const Scratch& w, std::vector<double>& x) {
+  Eigen::Index top = -1;
+  double z0 = 0;
+  for (const Eigen::Index j0 : blocks)
+    for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+      if (w.rowP(r, c) > 0) {
+        x[c] = logit64(m, int(i), int(c), s64[c]);
+        if (top < 0 || x[c] > z0) top = c, z0 = x[c];
+      }
+  if (top < 0) return 0;
+  const double dp_top = double(w.rowdX(r, top));
+  double e_sum = 0, e_dp = 0, full = 0;
+  for (const Eigen::Index j0 : blocks)
+    for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+      if (w.rowP(r, c) > 0) {
+        x[c] = (x[c] - z0) / tau;
+        const double p = std::exp(x[c]);
+        e_sum += p;
+        e_dp += p * (double(w.rowdX(r, c)) - dp_top);
+      }
+  for (const Eigen::Index j0 : blocks)
+    for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+      if (w.rowP(r, c) > 0)
+        full += std::exp(x[c]) / e_sum * ((double(w.rowdX(r, c)) - dp_top) - e_dp / e_sum) * x[c];
+  return full;
+}
+
 /// dL/dtau's share of the query tile at i0 (bq rows), times -tau (the caller divides): per
 /// row, sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) / sum_j p^_ij. w holds the tile's row of
 /// blocks (rowS, rowX = z, rowP divided by its row sum, rowdX = dP) and w.rows[2 r] the sum
 /// of p^; lse and inv_sum as flash_backward's.
 template <class T, class Scorer, class Scratch, class Shift>
-double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
+double temperature_rows_float(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
                         const Eigen::VectorXd& inv_sum, Eigen::Index i0, Eigen::Index bq,
                         const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k,
                         const Scratch& w) {
@@ -183,6 +242,30 @@ double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D,
     acc += row / sum;
   }
   return acc;
+}
+
+/// dL/dtau's share of the query tile at i0 (bq rows), times -tau (the caller divides): per
+/// row, sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) / sum_j p^_ij, from logits in double where the
+/// scorer gives them (double_logit_row), else from the tile's float z with exact differences
+/// where their error bounds call for them (temperature_rows_float). Arguments as
+/// temperature_rows_float's.
+template <class T, class Scorer, class Scratch, class Shift>
+double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
+                        const Eigen::VectorXd& inv_sum, Eigen::Index i0, Eigen::Index bq,
+                        const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k,
+                        const Scratch& w) {
+  if constexpr (DoubleScores<Scorer>) {
+    std::vector<double> s64(L_k), x(L_k);
+    double acc = 0;
+    for (Eigen::Index r = 0; r < bq; ++r)
+      if (w.rows[2 * r] > 0) {  // not a fully masked row
+        sc.double_scores(i0 + r, blocks, block_k, s64.data());
+        acc += double_logit_row(ops.mods, double(ops.tau), s64.data(), r, i0 + r, blocks, block_k, L_k, w, x);
+      }
+    return acc;
+  } else {
+    return temperature_rows_float(sc, ops, D, lse, inv_sum, i0, bq, blocks, block_k, L_k, w);
+  }
 }
 
 }  // namespace qkscope::cpu::detail
