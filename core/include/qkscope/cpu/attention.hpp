@@ -149,17 +149,14 @@ bool with_scorers(const std::vector<HeadInputs<T>>& h, const ScoreParams<T>& p, 
     };
     if constexpr (std::is_same_v<Form, score::AdditiveForm<T>>) {
       std::vector<AdditiveInputs<T>> in;
-      // The backward's sums in double give their products in double too (finish64).
+      // The backward's sums in double give every product in double too (finish64), in place of
+      // prepared_backward's from the float sums (which were formed and then replaced).
       auto finish_additive = [&](std::size_t n, FlashGrads<T>& g, AttentionGrads<T>& out) {
-        finish(n, g, out);
         ScoreGrads<T> sg;
-        if (!in[n].finish64(*h[n].Q, *h[n].K, forms[n], sg)) return;
+        if (!in[n].finish64(*h[n].Q, *h[n].K, forms[n], sg)) return finish(n, g, out);
         out.dQ = std::move(sg.dQ);
         out.dK = std::move(sg.dK);
-        out.dparams.W_q = std::move(sg.dparams.W_q);
-        out.dparams.W_k = std::move(sg.dparams.W_k);
-        out.dparams.v = std::move(sg.dparams.v);
-        out.dparams.b = std::move(sg.dparams.b);
+        out.dparams = std::move(sg.dparams);
       };
       fn(scorers_of(forms, h, in, logit_gain, score_gain), finish_additive);
     } else {
