@@ -146,4 +146,30 @@ bool sweep_case_under_bar(const qkscope::Matrix& Q, const qkscope::Matrix& K, co
   return true;
 }
 
+/// A seeded sweep's grid: fn(shape, tau, scale) for each shape x tau x scale, in that order
+/// (the random stream follows it), each captured for the assertions fn makes.
+struct SweepShape {
+  Eigen::Index L_q, L_k, d, d_h;
+};
+template <class Fn>
+void sweep_grid(std::initializer_list<SweepShape> shapes, std::initializer_list<double> taus,
+                std::initializer_list<double> scales, Fn&& fn) {
+  for (const SweepShape& s : shapes)
+    for (const double tau : taus)
+      for (const double scale : scales) {
+        CAPTURE(s.L_q, s.L_k, s.d, s.d_h, tau, scale);
+        fn(s, tau, scale);
+      }
+}
+
+/// matches_under_harness_bar at each key block size of `blocks` (one thread).
+inline void under_bar_at_blocks(const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V,
+                                const qkscope::Matrix& dO, const qkscope::ScoreParams<float>& p,
+                                const qkscope::AttentionConfig<float>& c, std::initializer_list<Eigen::Index> blocks) {
+  for (const Eigen::Index bk : blocks) {
+    CAPTURE(bk);
+    matches_under_harness_bar(Q, K, V, dO, p, c, one_thread(bk));
+  }
+}
+
 }  // namespace qktest

@@ -175,29 +175,20 @@ TEST_CASE("tiled additive backward: seeded shapes with tied keys and huge values
           "[faults][reliability][tiled][score][additive]") {
   // L_q != L_k, one query, odd sizes, d_h across the packet widths; half the keys tied to
   // key 0, one value of 1e30, tau 1 and 0.1, scale +-1.
-  struct Shape {
-    Eigen::Index L_q, L_k, d, d_h;
-  };
-  const Shape shapes[] = {{1, 2, 1, 1}, {3, 8, 1, 3}, {7, 9, 3, 5}, {13, 17, 4, 9}};
   std::mt19937_64 rng(20261208);
-  for (const Shape& s : shapes)
-    for (const double tau : {1.0, 0.1})
-      for (const double scale : {1.0, -1.0}) {
-        const Matrix Q = qktest::uniform(s.L_q, s.d, rng, 2);
-        Matrix K = qktest::uniform(s.L_k, s.d, rng, 2);
-        for (Eigen::Index j = 1; j < s.L_k; j += 2) K.row(j) = K.row(0);
-        Matrix V = qktest::uniform(s.L_k, 2, rng);
-        V(s.L_k - 1, 0) = 1e30f;
-        const Matrix dO = qktest::uniform(s.L_q, 2, rng);
-        const auto p = qktest::additive_uniform(s.d, s.d, s.d_h, rng);
-        AttentionConfig<float> c;
-        c.score = "additive";
-        c.temperature = tau;
-        c.scale = scale;
-        CAPTURE(s.L_q, s.L_k, s.d, s.d_h, tau, scale);
-        for (const Eigen::Index bk : {3, 16}) {
-          CAPTURE(bk);
-          qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(bk));
-        }
-      }
+  qktest::sweep_grid({{1, 2, 1, 1}, {3, 8, 1, 3}, {7, 9, 3, 5}, {13, 17, 4, 9}}, {1.0, 0.1}, {1.0, -1.0},
+                     [&](const qktest::SweepShape& s, double tau, double scale) {
+                       const Matrix Q = qktest::uniform(s.L_q, s.d, rng, 2);
+                       Matrix K = qktest::uniform(s.L_k, s.d, rng, 2);
+                       for (Eigen::Index j = 1; j < s.L_k; j += 2) K.row(j) = K.row(0);
+                       Matrix V = qktest::uniform(s.L_k, 2, rng);
+                       V(s.L_k - 1, 0) = 1e30f;
+                       const Matrix dO = qktest::uniform(s.L_q, 2, rng);
+                       const auto p = qktest::additive_uniform(s.d, s.d, s.d_h, rng);
+                       AttentionConfig<float> c;
+                       c.score = "additive";
+                       c.temperature = tau;
+                       c.scale = scale;
+                       qktest::under_bar_at_blocks(Q, K, V, dO, p, c, {3, 16});
+                     });
 }

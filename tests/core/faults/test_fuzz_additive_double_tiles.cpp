@@ -137,29 +137,20 @@ TEST_CASE("tiled additive at tau 1e-2 to 1e-4: seeded shapes within the harness'
           "[faults][reliability][tiled][score]") {
   // L_q != L_k, one query, odd sizes, d_h across the packet widths, scale +-1, causal or not,
   // keys clustered (spread 0.05 around a common point: logits near-tied, as in the findings).
-  struct Shape {
-    Eigen::Index L_q, L_k, d, d_h;
-  };
-  const Shape shapes[] = {{7, 8, 1, 4}, {1, 9, 3, 3}, {13, 17, 5, 9}, {24, 37, 8, 16}};
   std::mt19937_64 rng(20261207);
-  for (const Shape& s : shapes)
-    for (const double tau : {1e-2, 1e-3, 1e-4})
-      for (const double scale : {1.0, -1.0}) {
-        const Matrix Q = uniform(s.L_q, s.d, rng);
-        Matrix K = uniform(s.L_k, s.d, rng, 0.05f);
-        K.rowwise() += uniform(1, s.d, rng).row(0);
-        const Matrix V = uniform(s.L_k, 2, rng), dO = uniform(s.L_q, 2, rng);
-        const auto p = qktest::additive_uniform(s.d, s.d, s.d_h, rng);
-        AttentionConfig<float> c;
-        c.score = "additive";
-        c.temperature = tau;
-        c.scale = scale;
-        c.mask.causal = s.L_q > 1 && s.L_q % 2 == 1;
-        c.mask.alignment = CausalAlignment::bottom_right;
-        CAPTURE(s.L_q, s.L_k, s.d, s.d_h, tau, scale);
-        for (const Eigen::Index bk : {3, 16}) {
-          CAPTURE(bk);
-          qktest::matches_under_harness_bar(Q, K, V, dO, p, c, qktest::one_thread(bk));
-        }
-      }
+  qktest::sweep_grid({{7, 8, 1, 4}, {1, 9, 3, 3}, {13, 17, 5, 9}, {24, 37, 8, 16}}, {1e-2, 1e-3, 1e-4}, {1.0, -1.0},
+                     [&](const qktest::SweepShape& s, double tau, double scale) {
+                       const Matrix Q = uniform(s.L_q, s.d, rng);
+                       Matrix K = uniform(s.L_k, s.d, rng, 0.05f);
+                       K.rowwise() += uniform(1, s.d, rng).row(0);
+                       const Matrix V = uniform(s.L_k, 2, rng), dO = uniform(s.L_q, 2, rng);
+                       const auto p = qktest::additive_uniform(s.d, s.d, s.d_h, rng);
+                       AttentionConfig<float> c;
+                       c.score = "additive";
+                       c.temperature = tau;
+                       c.scale = scale;
+                       c.mask.causal = s.L_q > 1 && s.L_q % 2 == 1;
+                       c.mask.alignment = CausalAlignment::bottom_right;
+                       qktest::under_bar_at_blocks(Q, K, V, dO, p, c, {3, 16});
+                     });
 }
