@@ -80,7 +80,8 @@ struct AdditiveInputs {
   Mat<double> dA64, dB64, dv64;  // the sums in double (AdditiveScorer::dA64, finish64)
   /// logit_gain = |scale| / tau of the call (fused_tanh_accurate; +inf in the backward);
   /// score_gain = |scale| / tau in both: past score::Additive::refine_gain the tiles are formed
-  /// in double (cpu/additive_f64.hpp). In the backward of T = float, the sums too, always.
+  /// in double (cpu/additive_f64.hpp). In the backward of T = float, the sums too, always, and
+  /// the same double tiles for dL/dtau (AdditiveScorer::double_scores).
   AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain, double score_gain) {
     AdditiveScorer<T> sc = prepare_t(f, logit_gain);
     constexpr bool narrow = !std::is_same_v<T, double>;
