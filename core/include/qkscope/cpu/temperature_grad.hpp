@@ -8,10 +8,10 @@
 // scale gave dtau 0 instead of 4e-3, fuzzer finding.)
 // The sum rests on differences of logits, not on logits: where the keys that carry the row's
 // weight are nearly tied, z_j - z0 is small beside the error of each float z. A row where that
-// error, not the sum's own rounding, would set the result (temperature_rows_float) takes its
-// differences again from the scorer's exact raw differences where it has them
-// (`raw_differences`: the additive score's, from tanh(b_j - b_r), score/tanh_difference.hpp),
-// through the modifiers in double (logit_difference). Additive keys tied at 0 beside one at 1
+// error, not the sum's own rounding, would set the result (temperature_rows_tile_logits) takes
+// its differences again from the scorer's exact raw differences where it has them
+// (`raw_differences`: the double additive scorer's, from tanh(b_j - b_r),
+// cpu/additive_differences.hpp), through the modifiers in double (logit_difference). Additive keys tied at 0 beside one at 1
 // with a value of -3e35 gave dL/dtau 9.7e-6 relative off, 1.015 times the fuzz harness's bar:
 // the fused tanh's absolute error (~1.3 eps per unit) is ~2.3 times the core's direct tanh
 // there (docs/RELIABILITY.md).
@@ -77,8 +77,10 @@ template <class T>
   return z_j - z_r;
 }
 
-/// z_ij in double from a raw score s in double, as the double core forms it: scale, softcap,
-/// biases (pipeline::ScoreMods::z), each in double.
+/// z_ij in double from a raw score s in double: scale, softcap, then the biases' sum
+/// (pipeline::ScoreMods::z's order), each step in double on m's T values: the scale, cap and
+/// ALiBi slope rounded to T as the float core has them, where the double core keeps the
+/// config's doubles (its bias sum also runs in another order); the bar covers both (review).
 template <class T>
 double logit64(const pipeline::ScoreMods<T>& m, int i, int j, double s) {
   double z = double(m.scale) * s;
@@ -89,7 +91,7 @@ double logit64(const pipeline::ScoreMods<T>& m, int i, int j, double s) {
 
 /// One row's sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) (temperature_rows' row, divided by its
 /// sum of p^) with every logit in double, from the scorer's raw scores in double (s64, by key):
-/// x = (z_j - z0) / tau with z0 the largest visible z, p^ = e^x / sum e^x, and D from the same
+/// x = (z_j - z0) / tau with z0 the largest z of the keys below, p^ = e^x / sum e^x, and D from the same
 /// p^ over dP shifted by the top key's (as RowShift: a huge dP shared by the keys that carry the
 /// row rounded dP - D to 0 unshifted, review). Only dP (rowdX) stays T's, as in the core. The
 /// keys are those with P > 0 in the tile (the mask's and the underflow's choice, as the float
@@ -133,7 +135,7 @@ double double_logit_row(const pipeline::ScoreMods<T>& m, double tau, const doubl
 /// blocks (rowS, rowX = z, rowP divided by its row sum, rowdX = dP) and w.rows[2 r] the sum
 /// of p^; lse and inv_sum as flash_backward's.
 template <class T, class Scorer, class Scratch, class Shift>
-double temperature_rows_float(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
+double temperature_rows_tile_logits(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
                         const Eigen::VectorXd& inv_sum, Eigen::Index i0, Eigen::Index bq,
                         const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k,
                         const Scratch& w) {
@@ -249,8 +251,8 @@ double temperature_rows_float(const Scorer& sc, const TileOps<T>& ops, const Shi
 /// dL/dtau's share of the query tile at i0 (bq rows), times -tau (the caller divides): per
 /// row, sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) / sum_j p^_ij, from logits in double where the
 /// scorer gives them (double_logit_row), else from the tile's float z with exact differences
-/// where their error bounds call for them (temperature_rows_float). Arguments as
-/// temperature_rows_float's.
+/// where their error bounds call for them (temperature_rows_tile_logits). Arguments as
+/// temperature_rows_tile_logits's.
 template <class T, class Scorer, class Scratch, class Shift>
 double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D, const Vec<T>& lse,
                         const Eigen::VectorXd& inv_sum, Eigen::Index i0, Eigen::Index bq,
@@ -266,7 +268,7 @@ double temperature_rows(const Scorer& sc, const TileOps<T>& ops, const Shift& D,
       }
     return acc;
   } else {
-    return temperature_rows_float(sc, ops, D, lse, inv_sum, i0, bq, blocks, block_k, L_k, w);
+    return temperature_rows_tile_logits(sc, ops, D, lse, inv_sum, i0, bq, blocks, block_k, L_k, w);
   }
 }
 
