@@ -239,6 +239,13 @@ struct NegSqEuclidean {
   /// difference: 1.1 times the fuzz harness's bar, fuzzer finding.) The recomputation itself
   /// stays whole-tile and vectorised (forward()): per flagged pair in a scalar loop, clustered
   /// self-attention, which flags half the pairs, ran the forward 2-4 times slower (review).
+  /// A pair whose query is more than 8 times as far from the mean key as the key
+  /// (|qc|^2 > 64 |kc|^2) is recomputed too: there every logit rounds at |qc|^2, the row's
+  /// constant, in the form's sum of three terms, where the core's (q - k)^2 rounds once (and
+  /// is exact for a key at 0); within the bound above, yet a query of -8.27 over keys near 0
+  /// left the output and dL/dtau 1.04-1.5 times the fuzz harness's bar (four fuzzer inputs).
+  /// Random self-attention at d >= 8 flags no such pair; at d = 1-2 most tiles are recomputed
+  /// (the forward +26-60 %, the backward +2-10 %: native/bench/NOTES.md).
   /// Returns whether it recomputed any entry (the tiled backward then takes the tile's dK from
   /// differences too: grad_k_from_differences).
   /// Above this |scale| / tau every entry of a tile is refined (refine_prepare).
@@ -260,7 +267,8 @@ struct NegSqEuclidean {
                           Eigen::Index j0, Eigen::Index bk, Eigen::Ref<Mat<T>> S) {
     const Eigen::Index d = Q.cols();
     auto flagged = [&](Eigen::Index r, Eigen::Index c) {
-      return -f.q(i0 + r, d) - f.k(j0 + c, d + 1) > T(4) * std::abs(S(r, c));
+      const T qq = -f.q(i0 + r, d), kk = -f.k(j0 + c, d + 1);  // |qc|^2, |kc|^2
+      return qq + kk > T(4) * std::abs(S(r, c)) || qq > T(64) * kk;
     };
     // refine_prepare's refine_all: every entry, as the core forms it (S was not formed: the
     // fast paths skip the GEMM of such tiles, so `flagged` must not read it).
