@@ -1,7 +1,7 @@
 // Negative squared Euclidean scores with a query far from every key, relative to the keys'
 // spread (docs/RELIABILITY.md, "Fixed on 2026-12-07, twenty-third session"). The tiled path's
 // centred dot form 2 qc.kc - |qc|^2 - |kc|^2 rounds each logit at |qc|^2 (68 for a query of
-// -8.27 over keys near 0), where the core's (q - k)^2 rounds once and is exact for a key at 0:
+// -8.27 over keys near 0), where the core's (q - k)^2 rounds once at d = 1 (exact for a key at 0):
 // within the error model (no pair passed the cancellation flag, whose bound is |S| itself), yet
 // 1.02 to 1.5 times the fuzz harness's bar on four inputs (output and dL/dtau). Pairs whose
 // query is more than 8 times as far from the mean key as the key (|qc|^2 > 64 |kc|^2) are now

@@ -241,11 +241,16 @@ struct NegSqEuclidean {
   /// self-attention, which flags half the pairs, ran the forward 2-4 times slower (review).
   /// A pair whose query is more than 8 times as far from the mean key as the key
   /// (|qc|^2 > 64 |kc|^2) is recomputed too: there every logit rounds at |qc|^2, the row's
-  /// constant, in the form's sum of three terms, where the core's (q - k)^2 rounds once (and
-  /// is exact for a key at 0); within the bound above, yet a query of -8.27 over keys near 0
-  /// left the output and dL/dtau 1.04-1.5 times the fuzz harness's bar (four fuzzer inputs).
-  /// Random self-attention at d >= 8 flags no such pair; at d = 1-2 most tiles are recomputed
-  /// (the forward +26-60 %, the backward +2-10 %: native/bench/NOTES.md).
+  /// constant, in the form's sum of three terms, where the core's sum of (q_c - k_c)^2 rounds
+  /// per component (at d = 1 once, exact for a key at 0); within the bound above, yet a query
+  /// of -8.27 over keys near 0 left the output and dL/dtau 1.04-1.5 times the fuzz harness's
+  /// bar (four fuzzer inputs). Random self-attention at d >= 8 flags no such pair; at d = 1-2
+  /// most tiles are recomputed (the forward +26-60 %, the backward +2-10 %). Trade-offs found
+  /// by the review (native/bench/NOTES.md): dQ of such rows loses the shared rounding of
+  /// -|qc|^2 that kept its differences; a key exactly at the mean flags every query, and at
+  /// large d the per-component sum rounds worse than the form's; queries offset from all keys
+  /// at large tau recompute every tile (backward up to 3.8x at d = 64, tau = 100). Leaving the
+  /// row's constant out of the tiles would serve all three; not done.
   /// Returns whether it recomputed any entry (the tiled backward then takes the tile's dK from
   /// differences too: grad_k_from_differences).
   /// Above this |scale| / tau every entry of a tile is refined (refine_prepare).
