@@ -89,6 +89,32 @@ double logit64(const pipeline::ScoreMods<T>& m, int i, int j, double s) {
   return z;
 }
 
+/// sum_j p^_j ((dP_j - dP_top) - D) x_j over the row's keys with P > 0, from x[c] = (z_j - z0) / tau
+/// in double: p^ = e^x / sum e^x, D = sum p^ (dP - dP_top). dP is shifted by the top key's, as
+/// RowShift (flash_backward.hpp): where the keys that carry the row share one huge dP, an
+/// unshifted D rounds dP - D to 0 (review: 14 % off). each(c, g, x) sees each key's weight g.
+template <class Scratch, class Each>
+double row_from_differences(const Scratch& w, Eigen::Index r, Eigen::Index top, const std::vector<Eigen::Index>& blocks,
+                            Eigen::Index block_k, Eigen::Index L_k, const std::vector<double>& x, Each&& each) {
+  const double dp_top = double(w.rowdX(r, top));
+  double e_sum = 0, e_dp = 0, full = 0;
+  for (const Eigen::Index j0 : blocks)
+    for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+      if (w.rowP(r, c) > 0) {
+        const double p = std::exp(x[c]);
+        e_sum += p;
+        e_dp += p * (double(w.rowdX(r, c)) - dp_top);
+      }
+  for (const Eigen::Index j0 : blocks)
+    for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
+      if (w.rowP(r, c) > 0) {
+        const double g = std::exp(x[c]) / e_sum * ((double(w.rowdX(r, c)) - dp_top) - e_dp / e_sum);
+        full += g * x[c];
+        each(c, g, x[c]);
+      }
+  return full;
+}
+
 /// One row's sum_j p^_ij (dP_ij - D_i) (x_ij - x0_i) (temperature_rows' row, divided by its
 /// sum of p^) with every logit in double, from the scorer's raw scores in double (s64, by key):
 /// x = (z_j - z0) / tau with z0 the largest z of the keys below, p^ = e^x / sum e^x, and D from the same
@@ -113,21 +139,10 @@ double double_logit_row(const pipeline::ScoreMods<T>& m, double tau, const doubl
         if (top < 0 || x[c] > z0) top = c, z0 = x[c];
       }
   if (top < 0) return 0;
-  const double dp_top = double(w.rowdX(r, top));
-  double e_sum = 0, e_dp = 0, full = 0;
   for (const Eigen::Index j0 : blocks)
     for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
-      if (w.rowP(r, c) > 0) {
-        x[c] = (x[c] - z0) / tau;
-        const double p = std::exp(x[c]);
-        e_sum += p;
-        e_dp += p * (double(w.rowdX(r, c)) - dp_top);
-      }
-  for (const Eigen::Index j0 : blocks)
-    for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
-      if (w.rowP(r, c) > 0)
-        full += std::exp(x[c]) / e_sum * ((double(w.rowdX(r, c)) - dp_top) - e_dp / e_sum) * x[c];
-  return full;
+      if (w.rowP(r, c) > 0) x[c] = (x[c] - z0) / tau;
+  return row_from_differences(w, r, top, blocks, block_k, L_k, x, [](Eigen::Index, double, double) {});
 }
 
 /// dL/dtau's share of the query tile at i0 (bq rows), times -tau (the caller divides): per
@@ -218,26 +233,15 @@ double temperature_rows_tile_logits(const Scorer& sc, const TileOps<T>& ops, con
         // dL/dtau 9.3e-4 relative off, 4.4 times the bar; fuzzer finding). Taken where its own
         // error bound (each exact_err moves its weight and its difference: (1 + |x|) / tau) is
         // under half the float row's for every key.
-        // dP shifted by the top key's, as RowShift (flash_backward.hpp): where the keys that carry
-        // the row share one huge dP, an unshifted D rounds dP - D to 0 (review: 14 % off).
-        double e_sum = 0, e_dp = 0, full = 0, E_full = 0;
-        const double dp_top = double(w.rowdX(r, top));
         for (const Eigen::Index j0 : blocks)
           for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
-            if (w.rowP(r, c) > 0) {
-              const double x = logit_difference(ops.mods, int(i), int(c), int(top), w.rowS(r, top), exact[c]) / tau,
-                           p = std::exp(x);
-              exact[c] = x;
-              e_sum += p;
-              e_dp += p * (double(w.rowdX(r, c)) - dp_top);
-            }
-        for (const Eigen::Index j0 : blocks)
-          for (Eigen::Index c = j0, e = std::min(j0 + block_k, L_k); c < e; ++c)
-            if (w.rowP(r, c) > 0) {
-              const double x = exact[c], g = std::exp(x) / e_sum * ((double(w.rowdX(r, c)) - dp_top) - e_dp / e_sum);
-              full += g * x;
-              E_full += std::abs(g) * std::abs(double(ops.mods.scale)) * exact_err[c] * (1 + std::abs(x));
-            }
+            if (w.rowP(r, c) > 0)
+              exact[c] = logit_difference(ops.mods, int(i), int(c), int(top), w.rowS(r, top), exact[c]) / tau;
+        double E_full = 0;
+        const double full = row_from_differences(w, r, top, blocks, block_k, L_k, exact, [&](Eigen::Index c, double g,
+                                                                                             double x) {
+          E_full += std::abs(g) * std::abs(double(ops.mods.scale)) * exact_err[c] * (1 + std::abs(x));
+        });
         // Against the float row's bound over every key (E_all): the near keys' bounds alone left a
         // row whose far keys' z (95.2 beside tau 1.7e-5, an ulp 0.44 tau) were 1.6 % off (review).
         if (2 * E_full < E_all) row = full * sum;  // divided by sum below, as the float row
