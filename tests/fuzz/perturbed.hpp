@@ -9,7 +9,8 @@
 //    tied at 1e-8, tau 1e-4: dW moves by 1e16 when the keys part by one rounding, and the
 //    one-stream bar said 2e7); with independent streams alone, one entry's harmful direction
 //    was left out one time in 2^streams. The same runs also move each logit to a float next
-//    to it (round_logits).
+//    to it (round_logits). Two more read the first seed's signs as directions, which parts
+//    inputs x and -x wherever the factors kept them opposite (kDirectionalStreams).
 //  - The core in double on the case's inputs with each raw score rounded to the nearest float
 //    (round_raw_scores): the rounding every float path makes, alike for tied keys.
 //  - The core in float from the double forward with its weights rounded up or down at
@@ -69,6 +70,18 @@ class Signs {
 inline constexpr std::pair<std::uint64_t, bool> kInputStreams[] = {
     {0x9E3779B97F4A7C15ull, false}, {0xD1B54A32D192ED03ull, false}, {0x8CB92BA72F3D8DD7ull, false},
     {0x9E3779B97F4A7C15ull, true},  {0xD1B54A32D192ED03ull, true},  {0x8CB92BA72F3D8DD7ull, true}};
+
+/// The same first seed, as drawn and reversed, read as directions on the number line (up:
+/// toward +inf): x (1 + 2^-24) for a positive x moved up, x (1 - 2^-24) for a negative one.
+/// Where two inputs are x and -x (keys 1 and -1 under a query of 0), a run moving both by the
+/// same factor keeps them opposite, and their gradients' exact cancellation with them; a run
+/// by direction parts them exactly where its stream as a factor did not. So with both readings
+/// of one seed every such pair is parted by some run, where the six factor runs kept it intact
+/// one time in eight: additive keys 1 and -1 under a softcap, dQ exactly 0 in every run of the
+/// bar, while parting the keys by one rounding moves it by 4.4e30 (dS of 7.6e37; the tiled
+/// path's fused tanh is not odd and gave 2.8e30: `additive-dQ-softcap-twentythird-2026-12-07-w1`).
+inline constexpr std::pair<std::uint64_t, bool> kDirectionalStreams[] = {{0x9E3779B97F4A7C15ull, false},
+                                                                         {0x9E3779B97F4A7C15ull, true}};
 
 /// The streams of weights_rounded_randomly's runs: two seeds, each also reversed, so each
 /// weight is rounded both up and down (the two streams alone left one weight's harmful
@@ -284,15 +297,19 @@ inline std::vector<PerturbedReference> perturbed_references(
     z = full.masked_scores;
   } catch (const std::invalid_argument&) {
   }
-  for (const auto& [seed, opposite] : kInputStreams) {
+  auto moved_run = [&](std::uint64_t seed, bool opposite, bool directional) {
     Signs s(seed, opposite);
     qkscope::MatrixD q = Q, k = K, v = V, g = dO;
     qkscope::ScoreParams<double> p = params;
     qkscope::AttentionConfig<double> c = cfg;
-    move_inputs(q, k, v, g, p, c, s, [](double x, bool up) { return x * (1 + (up ? 1 : -1) * 0x1p-24); });
+    move_inputs(q, k, v, g, p, c, s, [directional](double x, bool up) {
+      const bool larger = directional && x < 0 ? !up : up;  // |x| grows
+      return x * (1 + (larger ? 1 : -1) * 0x1p-24);
+    });
     if (z.size()) round_logits(c, z, s);
     out.push_back(run_double(q, k, v, p, c, g));
-  }
+  };
+  for (const auto& [seed, opposite] : kInputStreams) moved_run(seed, opposite, false);
   Signs s(0x2545F4914F6CDD1Dull);
   qkscope::Matrix q = Qf, k = Kf, v = Vf, g = dOf;
   qkscope::ScoreParams<float> p = pf;
@@ -313,12 +330,13 @@ inline std::vector<PerturbedReference> perturbed_references(
   }
   out.push_back(std::move(r));
   // Last (the runs above keep their places): the case's inputs with each raw score rounded to
-  // the nearest float (round_raw_scores).
+  // the nearest float (round_raw_scores), then the directional runs (kDirectionalStreams).
   if (z.size()) {
     qkscope::AttentionConfig<double> c = cfg;
     round_raw_scores(c, full);
     out.push_back(run_double(Q, K, V, params, c, dO));
   }
+  for (const auto& [seed, opposite] : kDirectionalStreams) moved_run(seed, opposite, true);
   return out;
 }
 

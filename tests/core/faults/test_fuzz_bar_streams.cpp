@@ -4,6 +4,8 @@
 // in eight, and the bar then missed what float legitimately does there: the finding below,
 // cosine keys 1.3e-15 from a tie at tau = 0.0018, where the tiled path's logit is one ulp from
 // -1 and its dV 3.3e-5 off, 7.3 times the bar. Each stream now comes with its reverse.
+// And runs that move x and -x by the same factor keep them opposite: the first seed is also
+// read as directions (kDirectionalStreams), which parts them (the last test below).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -33,6 +35,10 @@ TEST_CASE("harness bar: each sign stream comes with its reverse", "[faults][reli
   };
   paired(qkfuzz::kInputStreams);
   paired(qkfuzz::kWeightStreams);
+  paired(qkfuzz::kDirectionalStreams);
+  // The directional runs read a seed of the factor runs (the first) the other way.
+  for (const auto& d : qkfuzz::kDirectionalStreams)
+    CHECK(std::count(std::begin(qkfuzz::kInputStreams), std::end(qkfuzz::kInputStreams), d) == 1);
 }
 
 TEST_CASE("tiled cosine dV beside keys 1.3e-15 from a tie at tau = 0.0018 (fuzzer, 2026-12-06)",
@@ -73,7 +79,8 @@ TEST_CASE("tiled cosine dV beside keys 1.3e-15 from a tie at tau = 0.0018 (fuzze
   // dV_3 (z_4 moved down to -1, or not at all), so three such runs set a bar of ~4.5e-6, under
   // the tiled path's 3.3e-5 (the finding).
   const auto runs = qkfuzz::perturbed_references(Qd, Kd, Vd, dOd, p.cast<double>(), cd, Q, K, V, dO, p, c);
-  REQUIRE(runs.size() == std::size(qkfuzz::kInputStreams) + 2);  // and the float run, the nearest-rounding run
+  // and the float run, the nearest-rounding run, the directional runs
+  REQUIRE(runs.size() == std::size(qkfuzz::kInputStreams) + 2 + std::size(qkfuzz::kDirectionalStreams));
   double as_drawn = 0, reversed = 0;
   for (std::size_t r = 0; r < std::size(qkfuzz::kInputStreams); ++r) {
     REQUIRE(runs[r].grads_ok);
@@ -82,4 +89,58 @@ TEST_CASE("tiled cosine dV beside keys 1.3e-15 from a tie at tau = 0.0018 (fuzze
   }
   CHECK(as_drawn < 1e-6);
   CHECK(reversed > 3e-5);
+}
+
+TEST_CASE("tiled additive dQ over keys 1 and -1 under a softcap (fuzzer -w1, twenty-third session)",
+          "[faults][reliability][tiled][bar]") {
+  // tests/fuzz/fixed/additive-dQ-softcap-twentythird-2026-12-07-w1. Row 2: a query of 0 over
+  // keys 1 and -1 (key 0 masked), so B_2 = -B_1, S_2 = -S_1, the softcap's slopes and each
+  // unit's 1 - t^2 are equal, and dQ = W_q^T sum_h v_h u_h (dS_1 + dS_2) is exactly 0 with
+  // dS = +-7.6e37 (dO 8.5e37). The core's tanh is odd, so its float and double runs give 0
+  // too, and so did every run of the bar that moved the keys by the same factor, which keeps
+  // them opposite. Parting them by one rounding moves dQ by ~4e30; the tiled path's fused tanh
+  // (1 - 2 / (e^{2a} e^{2b} + 1)) is not odd and gives 2.8e30. The directional runs part them.
+  AttentionConfig<float> c;
+  c.score = "additive";
+  c.bias.softcap = 0.50151062009466785;
+  KeepMask keep(4, 3);
+  keep << true, true, true, true, true, true, false, true, true, false, false, false;
+  c.mask.keep = keep;
+  const Matrix Q = qktest::mat<float>({{0}, {-3}, {0}, {3.99993086f}}), K = qktest::mat<float>({{1}, {1}, {-1}}),
+               V = qktest::mat<float>({{0}, {-3}, {2.36862755f}}),
+               dO = qktest::mat<float>({{2.36862755f}, {2.36862755f}, {8.47995275e+37f}, {2.36862755f}});
+  const auto p = qktest::additive_params(qktest::mat<float>({{-0.433696181f}, {-1.73848259f}}),
+                                         qktest::mat<float>({{-1.72670615f}, {-1.18199217f}}),
+                                         {0.853289127f, -0.610607684f}, {0, 0});
+  const auto cd = qktest::config_as<double>(c);
+  const ScoreParams<double> pd = p.cast<double>();
+  const MatrixD Qd = Q.cast<double>(), Kd = K.cast<double>(), Vd = V.cast<double>(), dOd = dO.cast<double>();
+  const auto g64 = attention_backward<double>(Qd, Kd, Vd, pd, cd, attention_forward<double>(Qd, Kd, Vd, pd, cd), dOd);
+  REQUIRE(g64.dQ(2, 0) == 0);
+  // The keys parted by one rounding: dQ of ~4e30 (the sign depends on which way).
+  MatrixD parted = Kd;
+  parted(1, 0) *= 1 + 0x1p-24;
+  const auto gp = attention_backward<double>(Qd, parted, Vd, pd, cd, attention_forward<double>(Qd, parted, Vd, pd, cd), dOd);
+  CHECK(std::abs(gp.dQ(2, 0)) > 1e30);
+  // Every factor run keeps the keys opposite and dQ(2, 0) at 0; a directional run parts them.
+  const auto runs = qkfuzz::perturbed_references(Qd, Kd, Vd, dOd, pd, cd, Q, K, V, dO, p, c);
+  REQUIRE(runs.size() == std::size(qkfuzz::kInputStreams) + 2 + std::size(qkfuzz::kDirectionalStreams));
+  for (std::size_t r = 0; r < std::size(qkfuzz::kInputStreams); ++r) {
+    REQUIRE(runs[r].grads_ok);
+    CHECK(runs[r].grads.dQ(2, 0) == 0);
+  }
+  double directional = 0;
+  for (std::size_t r = runs.size() - std::size(qkfuzz::kDirectionalStreams); r < runs.size(); ++r) {
+    REQUIRE(runs[r].grads_ok);
+    directional = std::max(directional, std::abs(runs[r].grads.dQ(2, 0)));
+  }
+  CHECK(directional > 1e30);
+  // Every tiling the fuzzer draws passes the harness's bar (key blocks 1-3 gave 2.8e30).
+  for (const Eigen::Index bq : {1, 2, 3, 4})
+    for (const Eigen::Index bk : {1, 2, 3, 4}) {
+      CAPTURE(bq, bk);
+      auto o = qktest::one_thread(bk);
+      o.block_q = bq;
+      qktest::matches_under_harness_bar(Q, K, V, dO, p, c, o);
+    }
 }
