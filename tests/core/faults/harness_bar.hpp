@@ -172,4 +172,21 @@ inline void under_bar_at_blocks(const qkscope::Matrix& Q, const qkscope::Matrix&
   }
 }
 
+/// matches_under_harness_bar at every tiling the fuzzer draws (block_q and block_k 1-4, one
+/// thread), and at each further block_k of `more_bk` with those block_q.
+inline void under_bar_at_tilings(const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V,
+                                 const qkscope::Matrix& dO, const qkscope::ScoreParams<float>& p,
+                                 const qkscope::AttentionConfig<float>& c, std::initializer_list<Eigen::Index> more_bk = {}) {
+  for (const Eigen::Index bq : {1, 2, 3, 4}) {
+    auto at = [&](Eigen::Index bk) {
+      CAPTURE(bq, bk);
+      auto o = one_thread(bk);
+      o.block_q = bq;
+      matches_under_harness_bar(Q, K, V, dO, p, c, o);
+    };
+    for (const Eigen::Index bk : {1, 2, 3, 4}) at(bk);
+    for (const Eigen::Index bk : more_bk) at(bk);
+  }
+}
+
 }  // namespace qktest

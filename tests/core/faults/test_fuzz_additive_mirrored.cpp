@@ -78,13 +78,7 @@ ScoreParams<float> params(std::initializer_list<float> W_q, std::initializer_lis
 
 void every_tiling(const Matrix& Q, const Matrix& K, const Matrix& V, const Matrix& dO, const ScoreParams<float>& p,
                   const AttentionConfig<float>& c) {
-  for (const Eigen::Index bq : {1, 2, 3, 4})
-    for (const Eigen::Index bk : {1, 2, 3, 4, 64}) {
-      CAPTURE(bq, bk);
-      auto o = qktest::one_thread(bk);
-      o.block_q = bq;
-      matches_under_harness_bar(Q, K, V, dO, p, c, o);
-    }
+  qktest::under_bar_at_tilings(Q, K, V, dO, p, c, {64});
 }
 
 }  // namespace

@@ -68,13 +68,7 @@ TEST_CASE("tiled cosine dV beside keys 1.3e-15 from a tie at tau = 0.0018 (fuzze
                                               attention_forward<double>(Qd, Kd, Vd, p.cast<double>(), cd), dOd);
   REQUIRE(std::abs(g64.dV(3, 0) - 2) < 1e-6);
   // Every tiling the fuzzer draws passes the harness's bar.
-  for (const Eigen::Index bq : {1, 2, 3, 4})
-    for (const Eigen::Index bk : {1, 2, 3, 4}) {
-      CAPTURE(bq, bk);
-      auto o = qktest::one_thread(bk);
-      o.block_q = bq;
-      qktest::matches_under_harness_bar(Q, K, V, dO, p, c, o);
-    }
+  qktest::under_bar_at_tilings(Q, K, V, dO, p, c);
   // The bar comes from a reversed stream: the runs of the seeds as drawn stay within 2.4e-7 of
   // dV_3 (z_4 moved down to -1, or not at all), so three such runs set a bar of ~4.5e-6, under
   // the tiled path's 3.3e-5 (the finding).
@@ -136,11 +130,5 @@ TEST_CASE("tiled additive dQ over keys 1 and -1 under a softcap (fuzzer -w1, twe
   }
   CHECK(directional > 1e30);
   // Every tiling the fuzzer draws passes the harness's bar (key blocks 1-3 gave 2.8e30).
-  for (const Eigen::Index bq : {1, 2, 3, 4})
-    for (const Eigen::Index bk : {1, 2, 3, 4}) {
-      CAPTURE(bq, bk);
-      auto o = qktest::one_thread(bk);
-      o.block_q = bq;
-      qktest::matches_under_harness_bar(Q, K, V, dO, p, c, o);
-    }
+  qktest::under_bar_at_tilings(Q, K, V, dO, p, c);
 }

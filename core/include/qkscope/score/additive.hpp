@@ -7,6 +7,7 @@
 // at most one (L_k, d_h) slab lives at a time and backward recomputes tanh.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -40,6 +41,22 @@ struct Additive {
   /// float tanh forms' few ulp had left the tiled path 1-3 times the fuzz harness's bar at
   /// tau 1e-4 to 1e-2. The same gain as cosine's (score/cosine.hpp).
   static constexpr double refine_gain = 8;
+  /// The gain that refine_gain is compared with: |scale| / tau times max(1, sum_h |v_h| / 4).
+  /// A score sums d_h tanh terms weighted by v, so a fused form's error per unit (~1.3 eps, the
+  /// absolute error of the exp form: cpu/additive.hpp) reaches the logit times |v_h|, as a
+  /// small tau would multiply it. With v_0 = -369 at tau = 1 the tiled dV, dW_q and dv were 1.005
+  /// to 6.2 times the fuzz harness's bar (six inputs); a seeded sweep with sum |v_h| / tau from
+  /// 1 to 512 met the bar everywhere below 32 and failed 3-13 cases per 4,400 in each octave
+  /// above (docs/RELIABILITY.md, "Fixed on 2026-12-07, twenty-fourth session"). Up to
+  /// sum |v_h| = 4 nothing changes; init's v ~ N(0, 1/d_h) gives sum |v_h| ~ 0.8 sqrt(d_h): 6.4
+  /// at d_h = 64 (the double tiles from tau = 0.2 instead of 0.125), 18 at 512 (tau 0.56), 51
+  /// at 4096 (tau 1.6).
+  template <class V>
+  static double tile_gain(double score_gain, const V& v) {
+    double mass = 0;
+    for (Eigen::Index h = 0; h < v.size(); ++h) mass += std::abs(double(v(h)));
+    return score_gain * std::max(1.0, mass / 4);
+  }
   template <class T>
   static void validate(const ScoreShape& s, const ScoreParams<T>& p) {
     const auto d_h = p.v.size();
