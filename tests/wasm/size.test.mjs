@@ -77,7 +77,11 @@
 //                                 no longer compiled); 232 KB after the float
 //                                 backward's dL/dtau moved to its double tiles (twenty-
 //                                 third session: four open fuzz inputs): 231,134 B,
-//                                 the float exact pass no longer compiled;
+//                                 the float exact pass no longer compiled; 231,446 B
+//                                 with the double tiles' gate weighing sum |v_h|
+//                                 (twenty-fourth session; 232,620 B until the gate
+//                                 tested score_gain > 0 first, which lets the double
+//                                 sums' scorer drop its double tiles code);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';
