@@ -80,14 +80,16 @@ struct AdditiveInputs {
   Mat<double> dA64, dB64, dv64;  // the sums in double (AdditiveScorer::dA64, finish64)
   /// logit_gain = |scale| / tau of the call (fused_tanh_accurate; +inf in the backward);
   /// score_gain = |scale| / tau in both: past score::Additive::refine_gain (weighed by sum |v_h|:
-  /// score::Additive::tile_gain) the tiles are formed in double (cpu/additive_f64.hpp). In the backward of T = float, the sums too, always, and
-  /// the same double tiles for dL/dtau (AdditiveScorer::double_scores).
+  /// score::Additive::tile_gain) the tiles are formed in double (cpu/additive_f64.hpp). In the
+  /// backward of T = float, the sums too, always, and the same double tiles for dL/dtau
+  /// (AdditiveScorer::double_scores).
   AdditiveScorer<T> prepare(const score::AdditiveForm<T>& f, double logit_gain, double score_gain) {
     AdditiveScorer<T> sc = prepare_t(f, logit_gain);
     constexpr bool narrow = !std::is_same_v<T, double>;
     // score_gain > 0 first: the double sums' scorer (score_gain 0, below) then keeps no double
     // tiles code in the tiled wasm module (1.3 KB gzipped).
-    const bool tiles = score_gain > 0 && score::Additive::tile_gain(score_gain, f.v) > score::Additive::refine_gain;
+    const bool tiles =
+        score_gain > 0 && score::Additive::tile_gain(score_gain, f.v) > score::Additive::refine_gain;
     const bool sums = narrow && std::isinf(logit_gain);
     if (!tiles && !sums) return sc;
     form64.a = project_f64(*f.Q, *f.W_q, f.bias);

@@ -45,12 +45,15 @@ struct Additive {
   /// A score sums d_h tanh terms weighted by v, so a fused form's error per unit (~1.3 eps, the
   /// absolute error of the exp form: cpu/additive.hpp) reaches the logit times |v_h|, as a
   /// small tau would multiply it. With v_0 = -369 at tau = 1 the tiled dV, dW_q and dv were 1.005
-  /// to 6.2 times the fuzz harness's bar (six inputs); a seeded sweep with sum |v_h| / tau from
-  /// 1 to 512 met the bar everywhere below 32 and failed 3-13 cases per 4,400 in each octave
-  /// above (docs/RELIABILITY.md, "Fixed on 2026-12-07, twenty-fourth session"). Up to
-  /// sum |v_h| = 4 nothing changes; init's v ~ N(0, 1/d_h) gives sum |v_h| ~ 0.8 sqrt(d_h): 6.4
-  /// at d_h = 64 (the double tiles from tau = 0.2 instead of 0.125), 18 at 512 (tau 0.56), 51
-  /// at 4096 (tau 1.6).
+  /// to 6.2 times the fuzz harness's bar (six inputs); a seeded sweep (d_h 1-4, sum |v_h| / tau
+  /// from 1 to 512) met the bar everywhere below 32 and failed 3-13 cases per 4,400 in each
+  /// octave above. Not a bound: with d_h up to 64 a review met 5 of 4,000 calls between 13.9
+  /// and 31.3 at 1.0-2.3 times the bar, failing before the gate too (docs/RELIABILITY.md,
+  /// "Fixed on 2026-12-07, twenty-fourth session"). Up to sum |v_h| = 4 nothing changes; init's
+  /// v ~ N(0, 1/d_h) gives sum |v_h| ~ 0.8 sqrt(d_h): 6.4 at d_h = 64 (the double tiles from
+  /// tau = 0.2 instead of 0.125), 18 at 512 (tau 0.56), 51 at 4096 (tau 1.6). A v that grows in
+  /// training moves a call to the double tiles once the product passes 32 (a forward 2.7-4.9x
+  /// slower: native/bench/NOTES.md).
   template <class V>
   static double tile_gain(double score_gain, const V& v) {
     double mass = 0;
