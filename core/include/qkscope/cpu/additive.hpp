@@ -274,6 +274,13 @@ struct AdditiveScorer {
       scores64->scores<double>(i, 1, j0, row.size(), row);
     }
   }
+  /// The same double tiles as one (bq, bk) block: the softcap's slopes in the backward's key
+  /// pass (cpu/double_slopes.hpp), equal to double_scores' values pair by pair.
+  void double_tile(Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk, Mat<double>& out) const {
+    if (!scores64) throw std::logic_error("qkscope: the additive backward's double tiles were not prepared");
+    out.resize(bq, bk);
+    scores64->scores<double>(i0, bq, j0, bk, out);
+  }
   /// Select mask of the units h, h + 1, ... of one packet that are small units (XU).
   typename AddPack<T>::P sum_mask(Eigen::Index h) const {
     using P = typename AddPack<T>::P;

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "qkscope/cpu/double_slopes.hpp"
 #include "qkscope/cpu/flash.hpp"
 #include "qkscope/cpu/position_grad.hpp"
 #include "qkscope/cpu/temperature_grad.hpp"
@@ -83,6 +84,10 @@ struct RowShift {
 struct RowSums {
   double* sum = nullptr;        // (bq) R_i, accumulated over the row's blocks; null: not wanted
   const double* ref = nullptr;  // (bq) s'_ref
+  /// The raw scores in double where the scorer has them (cpu/double_slopes.hpp), column j at
+  /// j - s64_col0; null: the slopes from S itself.
+  const Mat<double>* s64 = nullptr;
+  Eigen::Index s64_col0 = 0;
 };
 
 /// What finish_tile needs to take a subnormal P again in double (exact_weight, tile_ops.hpp):
@@ -103,7 +108,8 @@ struct TileLogits {
 /// sum_j dz_ij = 0 exactly, and summing float dz of size 1e3 (tau = 1e-3) left 6e-5 where the
 /// rule allows 1e-6 (fuzzer finding; gathered per row by position_rows). With rs (the scorers of
 /// grad_q_by_rows) and a softcap, dL/draw = dx / tau * s' * scale is formed in double
-/// (pipeline::ScoreMods::grad_raw_from_z with the slope in double) and R_i gathered (RowSums).
+/// (pipeline::ScoreMods::grad_raw_from_z with the slope in double, at the raw scores in double
+/// where the scorer has them: cpu/double_slopes.hpp) and R_i gathered (RowSums).
 template <class T>
 void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index j0,
                  const Eigen::Ref<const Mat<T>>& P, Eigen::Ref<Mat<T>> dX, const Eigen::Ref<const Mat<T>>& S,
@@ -121,7 +127,8 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
     if (exact_slopes) {
       double sum = 0;
       for (Eigen::Index c = 0; c < dx.size(); ++c) {
-        const double dz = dx(c) * inv_tau, slope = m.softcap_slope(double(S(r, c)));
+        const double raw = rs->s64 ? (*rs->s64)(r, j0 + c - rs->s64_col0) : double(S(r, c));
+        const double dz = dx(c) * inv_tau, slope = m.softcap_slope(raw);
         if (rs->sum) sum += dx(c) * (slope - rs->ref[r]);
         if (ddense && m.dense) (*ddense)(i0 + r, j0 + c) = T(dz);
         dX(r, c) = T(dz * slope * scale);
@@ -202,7 +209,9 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
       if (lo < hi && lse(i0 + r) != ninf) rows[2 * r + 1] += P.row(r).segment(lo, hi - lo).template cast<double>().sum();
     }
   if (D) {  // pass A: the same dL/draw as pass B (exact slopes for the by-rows scorers)
-    const RowSums slopes_only{};
+    thread_local Mat<double> s64;
+    const bool have64 = Scorer::grad_q_by_rows && ops.mods.softcap && double_raw_tile(sc, i0, bq, j0, bk, s64);
+    const RowSums slopes_only{nullptr, nullptr, have64 ? &s64 : nullptr, j0};
     finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum}, nullptr, ddense,
                    Scorer::grad_q_by_rows ? &slopes_only : nullptr);
   }
@@ -323,6 +332,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     constexpr bool by_rows = Scorer::grad_q_by_rows;
     w.row_sums.assign(bq, 0.0);
     w.row_ref.assign(bq, 0.0);
+    thread_local Mat<double> s64;  // the raw scores in double where the scorer has them
+    const bool have64 = by_rows && ops.mods.softcap && double_raw_rows(sc, i0, bq, blocks, opt.block_k, L_k, s64);
     if (by_rows && ops.mods.softcap)  // s'_ref: the slope at the row's key of largest P (RowSums)
       for (Eigen::Index r = 0; r < bq; ++r) {
         T best = 0;
@@ -330,10 +341,10 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
           for (Eigen::Index c = j0, e = std::min(j0 + opt.block_k, L_k); c < e; ++c)
             if (w.rowP(r, c) > best) {
               best = w.rowP(r, c);
-              w.row_ref[r] = ops.mods.softcap_slope(double(w.rowS(r, c)));
+              w.row_ref[r] = ops.mods.softcap_slope(have64 ? s64(r, c) : double(w.rowS(r, c)));
             }
       }
-    const RowSums rs{w.row_sums.data(), w.row_ref.data()};
+    const RowSums rs{w.row_sums.data(), w.row_ref.data(), have64 ? &s64 : nullptr, 0};
     if (n_pos) w.rowDz.resize(bq, L_k);
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
