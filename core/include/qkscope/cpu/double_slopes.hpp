@@ -6,7 +6,8 @@
 // ~eps |S| (the fused tanh: ~1.3 eps per unit), and where the keys' scores differ by 1.7e-6 at
 // |S| ~ 0.3 that moved R by ~1 % (additive keys 1e-5 and 2e-5 under a softcap of 0.5: dQ 0.87 %
 // off, 2.2 times the fuzz harness's bar; docs/RELIABILITY.md, "Fixed on 2026-12-07,
-// twenty-fourth session"). The double tiles hold S to ~1e-16 |S|.
+// twenty-fourth session"). The double tiles' error is ~eps_double per unit times sum_h |v_h|
+// (their exp form's absolute error), some 1e9 times smaller.
 #pragma once
 
 #include <algorithm>
