@@ -22,6 +22,7 @@
 
 #include "case.hpp"
 #include "perturbed.hpp"
+#include "reversed.hpp"
 #include "qkscope/detail/logit_range.hpp"
 #include "qkscope/cpu/attention.hpp"
 #include "reference/reference.hpp"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../../fuzz/perturbed.hpp"
+#include "../../fuzz/reversed.hpp"
 #include "qkscope/cpu/attention.hpp"
 #include "qkscope/qkscope.hpp"
 #include "reference/reference.hpp"

@@ -1,6 +1,7 @@
-// qkscope/cpu/double_slopes.hpp — the raw scores in double for the softcap's slopes in the
-// tiled backward (cpu/flash_backward.hpp, RowSums), from scorers that keep double tiles of
-// their float scores (cpu/additive.hpp: every float additive backward prepares them).
+// qkscope/cpu/double_slopes.hpp — the softcap's slopes in the tiled backward's row sums
+// (RowSums, read by cpu/flash_backward.hpp's finish_tile), and the raw scores in double for
+// them from scorers that keep double tiles of their float scores (cpu/additive.hpp: every
+// float additive backward prepares them).
 // Why: a row's R_i = (scale / tau) sum_j dx_ij (s'_j - s'_ref) rests on the differences of
 // the slopes s' = 1 - tanh^2(scale S / cap), i.e. on differences of S. The float tiles hold S to
 // ~eps |S| (the fused tanh: ~1.3 eps per unit), and where the keys' scores differ by 1.7e-6 at
@@ -18,6 +19,26 @@
 #include "qkscope/types.hpp"
 
 namespace qkscope::cpu::detail {
+
+/// R_i = sum_j dL/draw_ij of each query row, for the scorers whose query gradient is built
+/// on it (grad_q_by_rows). sum_j dx_ij = 0 exactly (D is the P-weighted mean of dP), so
+/// without a softcap R_i = 0 (ALiBi, relative and dense biases shift a row alike) and it is
+/// not summed at all: a double sum of dx of size 1e24 / tau leaves 1e8 where the float core
+/// cancels to 0 (review finding). With a softcap of slope s'_j, R_i = (scale / tau)
+/// sum_j dx_ij (s'_j - s'_ref) in double, s'_ref the slope at the row's key of largest P, so
+/// tied and unbent rows give 0 exactly and the largest dx meet a slope near theirs (at the
+/// first key with P > 0, a tiny P beside saturated keys left 2e15 where the value is 2e-6:
+/// review finding). For these scorers dS itself takes the slope in double too (finish_tile):
+/// a float slope 1 - tanh^2 near saturation is ~1e-7 absolute, 12% of a slope of 5e-7, which
+/// R_i - sum dS t^2 (cpu/additive.hpp) then carried (review finding).
+struct RowSums {
+  double* sum = nullptr;        // (bq) R_i, accumulated over the row's blocks; null: not wanted
+  const double* ref = nullptr;  // (bq) s'_ref
+  /// The raw scores in double where the scorer has them (below), column j at
+  /// j - s64_col0; null: the slopes from S itself.
+  const Mat<double>* s64 = nullptr;
+  Eigen::Index s64_col0 = 0;
+};
 
 /// Does the scorer give its raw scores in double (double_scores per row, double_tile per tile)?
 template <class Scorer>
