@@ -60,17 +60,31 @@ struct NegSqEuclidean {
       for (Eigen::Index c = 0; c < Kt.rows(); ++c) S.row(i).array() -= (Kt.row(c).array() - Q(i, c)).square();
     return S;
   }
+  /// The share of a gradient row's largest entry that the centred form's rounding bound may
+  /// reach before the row is formed again from the differences (backward, and the tiled
+  /// backward's grad_q_rows_from_differences): 17 bits in float, 34 in double (the fuzz
+  /// harness's reference). At 12 bits in float, a key far from the others (7.87 beside keys at
+  /// 0 and -0.01) moved the mean key so that queries near the close keys cancelled terms of
+  /// ~2.6 |dS| down to ~0.02 |dS| (bound / largest ~1,050, under 12 bits' 2,048): dQ 1e-5
+  /// relative off, up to 9.4 times the harness's bar (seven fuzzer inputs; 16 bits still left
+  /// one case of a seeded sweep 1.3 times over). At 17 bits random N(0, 1) inputs at L = 512
+  /// retake no row at d >= 8, ~6 % at d = 4 and 50-57 % at d = 1-2, where a row's few columns
+  /// give bound / largest ~100-200 (native/bench/NOTES.md, twenty-fifth session).
+  template <class T>
+  static constexpr double row_keep() {
+    return std::numeric_limits<T>::digits >= 53 ? 0x1p-34 : 0x1p-17;
+  }
   /// df/dq = -2 (q - k), df/dk = 2 (q - k). With rows shifted by the mean key mu (q - k is
   /// unchanged, the products stay small), Qc = Q - mu, Kc = K - mu, by GEMM:
   ///   dQ = -2 (rowsum(dS) .* Qc - dS Kc),  dK = 2 (dS^T Qc - colsum(dS) .* Kc).
   /// Both cancel terms of size |dS| |qc| where queries sit on keys (tied keys at 0 with dS of
   /// 1e19: the double core's dK -2048 where it is 0, dQ 1878 where it is 0; fuzzer finding
-  /// and review), as the scores do (refine_tile). A row whose largest entry keeps fewer than 12
-  /// bits (float; 34 in double, the fuzz harness's reference) under the row's rounding bound
+  /// and review), as the scores do (refine_tile). A row whose largest entry keeps fewer than
+  /// row_keep<T>'s bits (17 in float, 34 in double) under the row's rounding bound
   /// eps (sum |dS| |qc|_max + sum |dS| |kc|_max) is formed again from the differences,
   /// -2 sum_j dS_ij (q_i - k_j) and 2 sum_i dS_ij (q_i - k_j), column by column where their
-  /// own bound is under half the centred one (retake_by_column). Random inputs keep about
-  /// eps sqrt(L) of their size and stay on the GEMMs.
+  /// own bound is under half the centred one (retake_by_column). Random inputs at d >= 8 keep
+  /// about eps sqrt(L) of their size and stay on the GEMMs.
   /// Where keys tie exactly and a row's exact sum R_i of dS is 0, its dQ is 2 sum_j dS_ij kc_j
   /// (no r_i qc_i term), each entry formed about the tied group carrying the row where that
   /// sum's bound is smaller (the dot family's rule, tied_keys.hpp, with ties and differences
@@ -114,12 +128,13 @@ struct NegSqEuclidean {
         bK(j) += w;
       }
     // Against the row's largest entry (a component far smaller than the row's others may keep
-    // fewer bits: 12 bits per entry flagged ~30 % of random rows at L = 512). !(a <= b): NaN too.
+    // fewer bits: 12 bits per entry flagged ~30 % of random rows at L = 512), at row_keep<T>.
+    // !(a <= b): NaN too.
     // A flagged row takes the differences only in the columns where their own bound is under
     // half the centred one: a query far from keys 1e-15 apart keeps their offset in the
     // centred keys and loses it in q - k (dQ 2.4 % off in double where the centred form was
     // exact: review).
-    const double keep = std::numeric_limits<T>::digits >= 53 ? 0x1p-34 : 0x1p-12;
+    const double keep = row_keep<T>();
     const double eps = std::numeric_limits<T>::epsilon();
     const Eigen::Index L_k = K.rows(), d = Q.cols();
     std::vector<double> xc(std::size_t(d), 0.0), value(std::size_t(d), 0.0);
@@ -303,7 +318,7 @@ struct NegSqEuclidean {
   /// 2 qc dq[:, d], terms of size |dS| |qc| that cancel where queries sit near keys (fuzzer:
   /// dQ 2.03e31 where it is 1.63e31 with a softcap; 1.5e-5 where 0). As the core's rows
   /// (backward, above): a row whose bound 2 eps sum_j |dS_ij| (|qc_i| + |kc_j|) (each at its
-  /// largest entry) leaves fewer than 12 bits is formed again from the differences,
+  /// largest entry) passes row_keep<T> (17 bits in float) is formed again from the differences,
   /// -2 sum_j dS_ij (q_i - k_j), each column kept where its own bound is under half the centred
   /// one there (retake_by_column, as the core); such a row is written as dQ / 2 in dq[:, :d]
   /// with dq[:, d] = 0, so that prepared_backward returns it.
@@ -333,7 +348,7 @@ struct NegSqEuclidean {
       bound *= 2;
       for (Eigen::Index c = 0; c < d; ++c)
         largest = std::max(largest, std::abs(2 * double(dq(r, c)) - double(f.q(i0 + r, c)) * double(dq(r, d))));
-      if (eps * bound <= 0x1p-12 * largest) continue;  // !(a <= b) retakes a NaN too
+      if (eps * bound <= row_keep<T>() * largest) continue;  // !(a <= b) retakes a NaN too
       // dQ itself in dq[:, :d] / 2 with dq[:, d] = 0: the centred columns' 2 dq - 2 qc dq[:, d]
       // formed in double (one rounding more), the others the differences.
       for (Eigen::Index c = 0; c < d; ++c) {
