@@ -22,6 +22,7 @@
 
 #include "case.hpp"
 #include "perturbed.hpp"
+#include "lse_range.hpp"
 #include "reversed.hpp"
 #include "qkscope/detail/logit_range.hpp"
 #include "qkscope/cpu/attention.hpp"
@@ -165,15 +166,8 @@ void tiled_path(FuzzedDataProvider& f, const Case& c, const Outcome& core, const
   };
   match(c, "tiled output", t.output, farthest(ref.output, P([](auto& e) -> auto& { return e.fwd.output; }), &r->output),
         ref.output);
-  // A logsumexp past float's range (m / tau = 1e40) is +-inf in float on both paths, by IEEE
-  // rounding: from FLT_MAX + ulp / 2 = 0x1.ffffffp+127 on; just below it, it rounds to FLT_MAX.
-  VectorD lse_ref = ref.logsumexp;
-  for (Eigen::Index i = 0; i < lse_ref.size(); ++i)
-    if (std::abs(lse_ref(i)) > std::numeric_limits<float>::max())
-      lse_ref(i) = std::copysign(std::abs(lse_ref(i)) >= 0x1.ffffffp+127 ? std::numeric_limits<double>::infinity()
-                                                                          : double(std::numeric_limits<float>::max()),
-                                 lse_ref(i));
   const auto lse_moved = P([](auto& e) -> auto& { return e.fwd.logsumexp; });
+  const VectorD lse_ref = qkfuzz::lse_in_float(ref.logsumexp, t.logsumexp, lse_moved);
   match(c, "tiled logsumexp", t.logsumexp, farthest(lse_ref, lse_moved, &r->logsumexp), lse_ref);
 
   // The CUDA kernels' tile functors (dot-product scores), where the host may launch them.
