@@ -4,9 +4,11 @@
 // 7.87 beside keys at 0 and -0.01 puts mu at 2.62, and a query at 0.01 then keeps
 // ~2.6 |dS| of rounding in a dQ of ~0.02 |dS|. The row's bound over its largest entry (~1,050)
 // passed the old 12-bit rule (2,048), so the row stayed on the centred form, 1e-5 relative off:
-// up to 9.4 times the fuzz harness's bar (seven fuzzer inputs). Rows are now kept only where
-// the bound is under 2^-17 of the largest entry (score/neg_sq_euclidean.hpp, row_keep), in the
-// core's backward and the tiled one alike; the others are formed from the differences.
+// up to 9.4 times the fuzz harness's bar (seven fuzzer inputs). Rows are now kept only where,
+// besides that test, the bound's root sum of squares (the typical size of independent
+// roundings; near the sum where a few terms carry the row) is under 2^-18 of the largest entry
+// (score/neg_sq_euclidean.hpp, row_kept), in the core's backward (dQ and dK rows) and the tiled
+// one (dQ rows); the others are formed from the differences.
 // The right value is the double core's.
 #include <catch2/catch.hpp>
 
@@ -101,8 +103,8 @@ TEST_CASE("neg_sq with outlier keys: seeded sweep under the harness's bar",
   // to three keys 3 to 8 away from it, queries within a few spreads of the cluster (some on its
   // keys), d 1-4, tau 1 or 10^-U(0, 1), V of N(0, 4) with one entry up to 2^100, dO with one
   // entry up to 2^126. Every quantity under the bar (the float core's and the tiled path's); on
-  // the code before 9 of these cases fail, all of them dQ (at 16 bits instead of 17: 1), none
-  // after.
+  // the code before 9 of these cases fail, all of them dQ (with a share of 2^-16 on the linear
+  // bound instead: 1), none after.
   detail::Rng rng(20261207025);
   auto below = [&](int n) { return Eigen::Index(rng.uniform() * n); };  // 0 .. n - 1
   int ran = 0;
