@@ -69,12 +69,16 @@ struct NegSqEuclidean {
   /// twenty-fifth session's: with the linear test alone at 2^-12, a key far from the others (7.87
   /// beside keys at 0 and -0.01) moved the mean key so that queries near the close keys
   /// cancelled terms of ~2.6 |dS| down to ~0.02 |dS| (bound / largest ~1,050, under 2,048): dQ
-  /// 1e-5 relative off, up to 9.4 times the harness's bar (seven fuzzer inputs); a few terms
-  /// carry such rows, so rss is near linear there. The linear test at 2^-17 fixed them too but
+  /// 1e-5 relative off, up to 9.4 times the harness's bar (seven fuzzer inputs); two or three
+  /// terms carry such rows, so rss is near linear there. The linear test at 2^-17 fixed them too but
   /// retook rows of random inputs at large L (the linear bound grows as L, the rss as sqrt L:
   /// L = 4,096, d = 8, +26 % and dQ 2x less accurate) and, in the core, most rows of clustered
   /// keys beside far ones at d = 64 (backward 3.5x slower, no more accurate: review); the rss
-  /// test at 2^-18 costs neither (native/bench/NOTES.md). !(a <= b): a NaN is retaken.
+  /// test at 2^-18 costs neither there. Its trade-offs (second review, native/bench/NOTES.md):
+  /// rows carried by ~7-30 cancelling terms stay centred, as before (1e-6 to 8e-6 relative,
+  /// under the bar), where the linear test at 2^-17 retook them; and where few keys carry each
+  /// row (two clusters at +-5 of spread 0.1, d = 64) the core's backward retakes most rows, 3-4x
+  /// slower than before (the linear test: 5x). !(a <= b): a NaN is retaken.
   template <class T>
   static bool row_kept(double linear, double rss, double largest) {
     const double eps = std::numeric_limits<T>::epsilon();
