@@ -106,8 +106,9 @@ TEST_CASE("lse past float: the fuzzer's ill-conditioned dot logit (-w6, twenty-t
   CHECK(lo < double(std::numeric_limits<float>::max()));  // not every run overflows above
   CHECK(hi > 1e66);
   CHECK(qkfuzz::lse_in_float(ref.logsumexp, tiled.logsumexp, moved)(0) == 0.0);
-  // A tiled +inf would be held to the same reach: a run lies past the range above.
-  Vector up = tiled.logsumexp;
-  up(0) = std::numeric_limits<float>::infinity();
-  CHECK(qkfuzz::lse_in_float(ref.logsumexp, up, moved)(0) == kInf);
+  // A tiled -inf would match too (a run lies past the range below), where the old rule's +inf
+  // would not. (A tiled +inf matches the clamped reference under either rule: no test there.)
+  Vector down = tiled.logsumexp;
+  down(0) = -std::numeric_limits<float>::infinity();
+  CHECK(qkfuzz::lse_in_float(ref.logsumexp, down, moved)(0) == -kInf);
 }
