@@ -33,6 +33,35 @@ struct HarnessChecks {
   bool vectors = true;   // the score's vector parameters: dv, db, dw
 };
 
+/// The float runs the fuzz harness makes of a call's gradients, as double: the float core from
+/// its own float forward (first; on a scaled dO where it overflows, as the harness), the
+/// runs on moved inputs and with queries or keys reversed whose backward ran, then the float
+/// backward from the double forward f64 with its weights rounded to nearest and up or down at
+/// random (kWeightStreams: perturbed.hpp), each a sample of what holding P in float does.
+/// `runs`: the perturbed and reversed evaluations (perturbed_references, reversed).
+inline std::vector<qkscope::AttentionGrads<double>> harness_grad_runs(
+    const qkscope::Matrix& Q, const qkscope::Matrix& K, const qkscope::Matrix& V, const qkscope::Matrix& dO,
+    const qkscope::ScoreParams<float>& p, const qkscope::AttentionConfig<float>& c,
+    const qkscope::AttentionResult<double>& f64, const std::vector<qkfuzz::PerturbedReference>& runs) {
+  using namespace qkscope;
+  std::vector<AttentionGrads<double>> all;
+  const auto add_from = [&](const AttentionResult<float>& f) {
+    try {
+      all.push_back(qkfuzz::float_core_backward(Q, K, V, p, c, f, dO));
+    } catch (const std::invalid_argument&) {  // past float on every scaled dO too: no run
+    }
+  };
+  add_from(attention_forward<float>(Q, K, V, p, c));
+  for (const auto& r : runs)
+    if (r.grads_ok) all.push_back(r.grads);
+  add_from(result_as<float>(f64));
+  for (const auto& [seed, opposite] : qkfuzz::kWeightStreams) {
+    qkfuzz::Signs s(seed, opposite);
+    add_from(qkfuzz::weights_rounded_randomly(f64, s));
+  }
+  return all;
+}
+
 /// Checks output, dV and, unless `checks` leaves them out, the score's vector parameters'
 /// gradients (dv, db, dw) the call has, dQ, dK, the weight matrices' and dL/dtemperature.
 /// Requires the tiled path to run (no fallback to the core).
@@ -51,63 +80,46 @@ inline void matches_under_harness_bar(const qkscope::Matrix& Q, const qkscope::M
   const auto f64 = attention_forward<double>(Qd, Kd, Vd, pd, cd);
   const auto g64 = attention_backward<double>(Qd, Kd, Vd, pd, cd, f64, dOd);
   const auto f32 = attention_forward<float>(Q, K, V, p, c);
-  const auto g32 = qkfuzz::float_core_backward(Q, K, V, p, c, f32, dO);  // dO scaled where it overflows, as the harness
   auto runs = qkfuzz::perturbed_references(Qd, Kd, Vd, dOd, pd, cd, Q, K, V, dO, p, c);
   for (const bool queries : {true, false}) runs.push_back(qkfuzz::reversed(Q, K, V, dO, p, c, queries));
-  // One entry per checked quantity: the tiled value, the float core's, the double core's, and
-  // how to read it from a run's gradients.
   auto wide = [](const auto& m) { return MatrixD(m.template cast<double>()); };
   std::vector<MatrixD> out{wide(f32.output)};
   for (const auto& r : runs)
     if (r.ok) out.push_back(r.fwd.output);
   const MatrixD ref_out = reference::attention<double>(Qd, Kd, Vd, pd, cd).output;
   CHECK_MATCHES_REFERENCE("tiled output", t.output, qkfuzz::farthest_of(ref_out, out), ref_out);
-  // The fuzzer's float backward runs from the double forward: its weights rounded to nearest,
-  // and up or down at random (kWeightStreams: perturbed.hpp), each a sample
-  // of what holding P in float does to a gradient.
-  std::vector<AttentionGrads<double>> from_double;
-  const auto add_from = [&](const AttentionResult<float>& f) {
-    try {
-      from_double.push_back(qkfuzz::float_core_backward(Q, K, V, p, c, f, dO));
-    } catch (const std::invalid_argument&) {
-    }
-  };
-  add_from(result_as<float>(f64));
-  for (const auto& [seed, opposite] : qkfuzz::kWeightStreams) {
-    qkfuzz::Signs s(seed, opposite);
-    add_from(qkfuzz::weights_rounded_randomly(f64, s));
-  }
-  auto check = [&](const char* name, const auto& tiled, const auto& core32, const auto& core64, auto get) {
+  const auto grad_runs = harness_grad_runs(Q, K, V, dO, p, c, f64, runs);
+  // One entry per checked quantity: the tiled value, the double core's, and how to read it from
+  // a run's gradients.
+  auto check = [&](const char* name, const auto& tiled, const auto& core64, auto get) {
     if (core64.size() == 0) return;
-    std::vector<MatrixD> bars{wide(core32)};
-    for (const auto& r : runs)
-      if (r.grads_ok) bars.push_back(wide(get(r.grads)));
-    for (const auto& g : from_double) bars.push_back(wide(get(g)));
+    std::vector<MatrixD> bars;
+    for (const auto& g : grad_runs) bars.push_back(wide(get(g)));
     CHECK_MATCHES_REFERENCE(name, tiled, qkfuzz::farthest_of(wide(core64), bars), wide(core64));
   };
   if (checks.dqk) {
-    check("tiled dQ", tg.dQ, g32.dQ, g64.dQ, [](const auto& g) -> const auto& { return g.dQ; });
-    if (checks.key_side) check("tiled dK", tg.dK, g32.dK, g64.dK, [](const auto& g) -> const auto& { return g.dK; });
+    check("tiled dQ", tg.dQ, g64.dQ, [](const auto& g) -> const auto& { return g.dQ; });
+    if (checks.key_side) check("tiled dK", tg.dK, g64.dK, [](const auto& g) -> const auto& { return g.dK; });
   }
-  check("tiled dV", tg.dV, g32.dV, g64.dV, [](const auto& g) -> const auto& { return g.dV; });
+  check("tiled dV", tg.dV, g64.dV, [](const auto& g) -> const auto& { return g.dV; });
   if (checks.weights) {
-    check("tiled dW", tg.dparams.W, g32.dparams.W, g64.dparams.W, [](const auto& g) -> const auto& { return g.dparams.W; });
-    check("tiled dW_q", tg.dparams.W_q, g32.dparams.W_q, g64.dparams.W_q,
+    check("tiled dW", tg.dparams.W, g64.dparams.W, [](const auto& g) -> const auto& { return g.dparams.W; });
+    check("tiled dW_q", tg.dparams.W_q, g64.dparams.W_q,
           [](const auto& g) -> const auto& { return g.dparams.W_q; });
     if (checks.key_side)
-      check("tiled dW_k", tg.dparams.W_k, g32.dparams.W_k, g64.dparams.W_k,
+      check("tiled dW_k", tg.dparams.W_k, g64.dparams.W_k,
             [](const auto& g) -> const auto& { return g.dparams.W_k; });
   }
   if (checks.vectors) {
-    check("tiled dv", MatrixD(tg.dparams.v.cast<double>()), g32.dparams.v, g64.dparams.v,
+    check("tiled dv", MatrixD(tg.dparams.v.cast<double>()), g64.dparams.v,
           [](const auto& g) -> const auto& { return g.dparams.v; });
-    check("tiled db", MatrixD(tg.dparams.b.cast<double>()), g32.dparams.b, g64.dparams.b,
+    check("tiled db", MatrixD(tg.dparams.b.cast<double>()), g64.dparams.b,
           [](const auto& g) -> const auto& { return g.dparams.b; });
-    check("tiled dw", MatrixD(tg.dparams.w.cast<double>()), g32.dparams.w, g64.dparams.w,
+    check("tiled dw", MatrixD(tg.dparams.w.cast<double>()), g64.dparams.w,
           [](const auto& g) -> const auto& { return g.dparams.w; });
   }
   if (checks.dtau)
-    check("tiled dtemperature", S1(tg.dtemperature), S1(g32.dtemperature), S1(g64.dtemperature),
+    check("tiled dtemperature", S1(tg.dtemperature), S1(g64.dtemperature),
           [](const auto& g) { return S1(g.dtemperature); });
 }
 
