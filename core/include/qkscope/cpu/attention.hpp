@@ -77,11 +77,15 @@ std::vector<DotScorer<T>> scorers_of(const std::vector<score::DotForm<T>>& f, co
   }
   return sc;
 }
+/// Separable: for the backward, also the forms' sums in double (SeparableForm::da64, dc64).
 template <class T>
-std::vector<SeparableScorer<T>> scorers_of(const std::vector<score::SeparableForm<T>>& f,
-                                           const std::vector<HeadInputs<T>>&, bool) {
+std::vector<SeparableScorer<T>> scorers_of(std::vector<score::SeparableForm<T>>& f, const std::vector<HeadInputs<T>>&,
+                                           bool backward) {
   std::vector<SeparableScorer<T>> sc;
-  for (const auto& x : f) sc.push_back({&x.a, &x.c});
+  for (auto& x : f) {
+    if (backward) x.da64.setZero(x.a.size()), x.dc64.setZero(x.c.size());
+    sc.push_back({&x.a, &x.c, backward ? x.da64.data() : nullptr, backward ? x.dc64.data() : nullptr});
+  }
   return sc;
 }
 /// Additive: also the exponentials of the fused tanh (additive.hpp), kept in `in`;

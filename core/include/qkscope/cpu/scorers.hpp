@@ -265,10 +265,15 @@ struct DotScorer {
 /// sum_j dS_ij is the backward's row sum R_i (grad_q_rows): a_i shifts every logit of its
 /// row alike, so without a softcap it is exactly 0 (summing float dS of size 1e4 at
 /// tau = 1e-4 gave -5.4e-4: fuzzer finding).
+/// With da64, dc64 (the backward; SeparableForm's, sized L_q and L_k) the same sums are also
+/// kept in double, for the form's prepared_backward: each query tile's rows and each key
+/// tile's columns have one writer (flash_backward.hpp's passes B and A).
 template <class T>
 struct SeparableScorer {
   const Vec<T>* a;
   const Vec<T>* c;
+  double* da64 = nullptr;
+  double* dc64 = nullptr;
   Eigen::Index q_width() const { return 1; }
   Eigen::Index k_width() const { return 1; }
   Eigen::Index extra_size() const { return 0; }
@@ -277,13 +282,18 @@ struct SeparableScorer {
       S.row(r) = c->segment(j0, bk).transpose().array() + (*a)(i0 + r);
   }
   static constexpr bool grad_q_by_rows = true;
-  void grad_q_rows(Eigen::Index, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
+  void grad_q_rows(Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>&, Eigen::Index, const Mat<T>&,
                    const double* R, Mat<T>& dQt, Vec<T>&) const {
-    for (Eigen::Index r = 0; r < bq; ++r) dQt(r, 0) += T(R[r]);
+    for (Eigen::Index r = 0; r < bq; ++r) {
+      dQt(r, 0) += T(R[r]);
+      if (da64) da64[i0 + r] += R[r];
+    }
   }
-  void grad_k(Eigen::Index, Eigen::Index, Eigen::Index, Eigen::Index, const ConstTileRef<T>& dS,
+  void grad_k(Eigen::Index, Eigen::Index, Eigen::Index j0, Eigen::Index bk, const ConstTileRef<T>& dS,
               Mat<T>& dKt, Vec<T>&) const {
     dKt.col(0) += dS.colwise().sum().transpose();
+    if (dc64)
+      for (Eigen::Index k = 0; k < bk; ++k) dc64[j0 + k] += dS.col(k).template cast<double>().sum();
   }
 };
 

@@ -48,6 +48,11 @@ struct DotForm {
 template <class T>
 struct SeparableForm {
   Vec<T> a, c;
+  /// The backward's sums dL/da_i = sum_j dS_ij and dL/dc_j = sum_i dS_ij in double, (L_q) and
+  /// (L_k), where the CPU tiled kernel keeps them (cpu/scorers.hpp, SeparableScorer); empty
+  /// otherwise. Tied keys' columns cancel in the parameters' gradients (dw_k = K^T dc): the
+  /// float sums left that cancellation at ulp(|dc_j|), 1e6 times the bar (fuzzer).
+  Eigen::VectorXd da64{}, dc64{};
 };
 
 /// S_ij = sum_h v_h tanh(a_ih + b_jh) with a (L_q, d_h), b (L_k, d_h), v (d_h).

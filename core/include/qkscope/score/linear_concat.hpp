@@ -52,24 +52,45 @@ struct LinearConcat {
   /// dQ_i = r_i w_q, dK_j = (sum_i dS_ij) w_k, dw = [Q^T r; K^T c], with r_i = sum_j dS_ij
   /// given exactly as R (attention.hpp): a_i shifts its row's logits alike, so r_i is 0 without
   /// a softcap, where a float sum of dS of size 1e20 left 3e13 (and dw overflowed: fuzzer).
+  /// c_j = sum_i dS_ij is summed in double, and dw from r and c in double: where keys tie,
+  /// their columns cancel in K^T c, and float c left that at ulp(|c_j|) (fuzzer).
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
                        ScoreGrads<T>& g, const Eigen::VectorXd& R) {
-    const Vec<T> r = R.cast<T>(), c = dS.colwise().sum().transpose();
-    g.dQ = r * p.w.head(Q.cols()).transpose();
-    g.dK = c * p.w.tail(K.cols()).transpose();
-    g.dparams.w.resize(p.w.size());
-    g.dparams.w << Q.transpose() * r, K.transpose() * c;
+    grads_from_sums(Q, K, p, R, dS.template cast<double>().colwise().sum().transpose(), g);
+  }
+  /// dQ = r w_q^T, dK = c w_k^T and dw = [Q^T r; K^T c] from r (L_q, the exact row sums) and
+  /// c (L_k) in double, each rounded once to T. K^T c is taken about the key k_m of largest
+  /// |c_j|: sum_j (k_j - k_m) c_j + k_m sum_i r_i (sum_j c_j = sum_i r_i), so keys tied with
+  /// k_m add exactly 0 and the total comes from the exact row sums: c_j of 4.5e19 that cancel
+  /// left 1e4 in K^T c, and 2e-6 where every key ties and the value is 0 (fuzzer).
+  template <class T>
+  static void grads_from_sums(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Eigen::VectorXd& r,
+                              const Eigen::VectorXd& c, ScoreGrads<T>& g) {
+    const Eigen::Index dq = Q.cols(), dk = K.cols();
+    const Eigen::VectorXd w = p.w.template cast<double>();
+    g.dQ = (r * w.head(dq).transpose()).template cast<T>();
+    g.dK = (c * w.tail(dk).transpose()).template cast<T>();
+    g.dparams.w.setZero(dq + dk);
+    g.dparams.w.head(dq) = (Q.template cast<double>().transpose() * r).template cast<T>();
+    if (K.rows() == 0) return;
+    Eigen::Index m = 0;
+    c.cwiseAbs().maxCoeff(&m);
+    const MatrixD Kd = K.template cast<double>();
+    const Eigen::RowVectorXd km = Kd.row(m);
+    g.dparams.w.tail(dk) = ((Kd.rowwise() - km).transpose() * c + km.transpose() * r.sum()).template cast<T>();
   }
   /// Fast paths (score/forms.hpp): the separable form a = Q w_q, c = K w_k.
   template <class T>
   static SeparableForm<T> prepare(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p) {
     return {Q * p.w.head(Q.cols()), K * p.w.tail(K.cols())};
   }
-  /// From da = fg.dq.col(0), dc = fg.dk.col(0): dQ = da w_q^T, dK = dc w_k^T, dw = [Q^T da; K^T dc].
+  /// From da = fg.dq.col(0), dc = fg.dk.col(0): dQ = da w_q^T, dK = dc w_k^T, dw = [Q^T da; K^T dc];
+  /// from the form's sums in double where the kernel kept them (SeparableForm::da64, dc64).
   template <class T>
   static void prepared_backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p,
-                                const SeparableForm<T>&, FormGrads<T>& fg, ScoreGrads<T>& g) {
+                                const SeparableForm<T>& f, FormGrads<T>& fg, ScoreGrads<T>& g) {
+    if (f.da64.size() == Q.rows() && f.dc64.size() == K.rows()) return grads_from_sums(Q, K, p, f.da64, f.dc64, g);
     const Eigen::Index dq = Q.cols(), dk = K.cols();
     g.dQ = fg.dq.col(0) * p.w.head(dq).transpose();
     g.dK = fg.dk.col(0) * p.w.tail(dk).transpose();
