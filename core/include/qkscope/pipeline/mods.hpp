@@ -12,8 +12,7 @@
 // o is the mask's diagonal offset (0 top-left, L_k - L_q bottom-right), so ALiBi penalises
 // distance, and the relative and T5 tables read positions, from the same diagonal the causal
 // mask and the window use. The backward is
-// dL/draw = dL/dx / tau * (softcap ? 1 - tanh^2(scale raw / c) : 1) * scale (the slope as
-// sech^2 past |x| = 1/2: softcap_slope).
+// dL/draw = dL/dx / tau * (softcap ? 1 - tanh^2(scale raw / c) : 1) * scale.
 // Without softcap or positional terms x = (scale / tau) raw in one multiply.
 #pragma once
 
@@ -106,18 +105,12 @@ struct ScoreMods {
     if (softcap) dz *= softcap_slope(raw);
     return dz * U(scale);
   }
-  /// d softcap(s) / ds = 1 - tanh^2 x = sech^2 x, x = scale raw / c, evaluated in U: T here,
-  /// double where the tiled backward sums a row's dL/draw in double (cpu/flash_backward.hpp).
-  /// As 4 e / (1 + e)^2 with e = e^{-2|x|}: positive terms only, a few ulps at every x, where
-  /// 1 - t^2 cancels to 0 once t rounds to +-1 (|x| ~ 9 in float, 19 in double, where sech^2 x
-  /// is 6e-8 and 1.5e-16) and was 1e-4 relative off at |x| = 15 in double (fuzzer: the float
-  /// core's dK 1e8 times too small under a softcap of 0.033, twenty-sixth session). One exp is
-  /// also cheaper than one tanh (native/bench/NOTES.md).
+  /// d softcap(s) / ds = 1 - tanh^2(scale raw / c), evaluated in U: T here, double where
+  /// the tiled backward sums a row's dL/draw in double (cpu/flash_backward.hpp).
   template <class U>
   QKSCOPE_HOST_DEVICE U softcap_slope(U raw) const {
-    const U x = U(scale) * raw / U(cap);
-    const U e = exp_(U(-2) * (x < U(0) ? -x : x)), d = U(1) + e;
-    return U(4) * e / (d * d);
+    const U t = tanh_(U(scale) * raw / U(cap));
+    return U(1) - t * t;
   }
   /// dL/draw from dL/dx (0 stays exactly 0, whatever raw holds).
   QKSCOPE_HOST_DEVICE T grad_raw(T dx, T raw) const {

@@ -5,6 +5,8 @@
 // not depend on the query at all (docs/facts.md §2).
 #pragma once
 
+#include <cmath>
+
 #include "qkscope/detail/check.hpp"
 #include "qkscope/detail/rng.hpp"
 #include "qkscope/score/forms.hpp"
@@ -57,7 +59,10 @@ struct LinearConcat {
   template <class T>
   static void backward(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Mat<T>& dS,
                        ScoreGrads<T>& g, const Eigen::VectorXd& R) {
-    grads_from_sums(Q, K, p, R, dS.template cast<double>().colwise().sum().transpose(), g);
+    Eigen::VectorXd c = Eigen::VectorXd::Zero(K.rows());
+    for (Eigen::Index i = 0; i < dS.rows(); ++i)
+      for (Eigen::Index j = 0; j < dS.cols(); ++j) c(j) += double(dS(i, j));
+    grads_from_sums(Q, K, p, R, c, g);
   }
   /// dQ = r w_q^T, dK = c w_k^T and dw = [Q^T r; K^T c] from r (L_q, the exact row sums) and
   /// c (L_k) in double, each rounded once to T. K^T c is taken about the key k_m of largest
@@ -67,18 +72,33 @@ struct LinearConcat {
   template <class T>
   static void grads_from_sums(const Mat<T>& Q, const Mat<T>& K, const ScoreParams<T>& p, const Eigen::VectorXd& r,
                               const Eigen::VectorXd& c, ScoreGrads<T>& g) {
-    const Eigen::Index dq = Q.cols(), dk = K.cols();
-    const Eigen::VectorXd w = p.w.template cast<double>();
-    g.dQ = (r * w.head(dq).transpose()).template cast<T>();
-    g.dK = (c * w.tail(dk).transpose()).template cast<T>();
+    // Plain loops, not Eigen's double products: each would add its own kernels to the wasm
+    // modules (tests/wasm/size.test.mjs).
+    const Eigen::Index dq = Q.cols(), dk = K.cols(), L_q = Q.rows(), L_k = K.rows();
+    g.dQ.resize(L_q, dq);
+    g.dK.resize(L_k, dk);
     g.dparams.w.setZero(dq + dk);
-    g.dparams.w.head(dq) = (Q.template cast<double>().transpose() * r).template cast<T>();
-    if (K.rows() == 0) return;
+    for (Eigen::Index i = 0; i < L_q; ++i)
+      for (Eigen::Index a = 0; a < dq; ++a) g.dQ(i, a) = T(r(i) * double(p.w(a)));
+    for (Eigen::Index j = 0; j < L_k; ++j)
+      for (Eigen::Index a = 0; a < dk; ++a) g.dK(j, a) = T(c(j) * double(p.w(dq + a)));
+    double total = 0;
+    for (Eigen::Index i = 0; i < L_q; ++i) total += r(i);
+    for (Eigen::Index a = 0; a < dq; ++a) {
+      double s = 0;
+      for (Eigen::Index i = 0; i < L_q; ++i) s += double(Q(i, a)) * r(i);
+      g.dparams.w(a) = T(s);
+    }
+    if (L_k == 0) return;
     Eigen::Index m = 0;
-    c.cwiseAbs().maxCoeff(&m);
-    const MatrixD Kd = K.template cast<double>();
-    const Eigen::RowVectorXd km = Kd.row(m);
-    g.dparams.w.tail(dk) = ((Kd.rowwise() - km).transpose() * c + km.transpose() * r.sum()).template cast<T>();
+    for (Eigen::Index j = 1; j < L_k; ++j)
+      if (std::abs(c(j)) > std::abs(c(m))) m = j;
+    for (Eigen::Index a = 0; a < dk; ++a) {
+      const double km = double(K(m, a));
+      double s = 0;
+      for (Eigen::Index j = 0; j < L_k; ++j) s += (double(K(j, a)) - km) * c(j);
+      g.dparams.w(dq + a) = T(s + km * total);
+    }
   }
   /// Fast paths (score/forms.hpp): the separable form a = Q w_q, c = K w_k.
   template <class T>
