@@ -21,6 +21,7 @@
 #include "qkscope/cpu/double_slopes.hpp"
 #include "qkscope/cpu/flash.hpp"
 #include "qkscope/cpu/position_grad.hpp"
+#include "qkscope/cpu/row_shift.hpp"
 #include "qkscope/cpu/temperature_grad.hpp"
 #include "qkscope/detail/compensated_sum.hpp"
 
@@ -46,6 +47,8 @@ struct BackwardScratch {
   std::vector<double> row_sums, row_ref;  // per query row: RowSums (finish_tile)
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
   Mat<double> rowDz;                // pass B, with position tables: dz = dx / tau in double, (bq, L_k)
+  Mat<double> rowZ64;               // pass B: z in double of the rows of kind 2 (RowShift), (bq, L_k)
+  std::vector<Eigen::Index> exact_rows;  // pass B: the tile's rows that cancelling_row marked
   PositionScratch pos;              // pass B: the rows' shares of the position tables
   bool refined = false;  // tile_grad's tile was recomputed by the scorer's refine hook
   void reserve(Eigen::Index n) {
@@ -54,31 +57,19 @@ struct BackwardScratch {
   }
 };
 
-/// D_i = sum_j P_ij dP_ij held as b_i + c_i: b_i the dP of the row's key of largest P (the
-/// lowest index among ties) and c_i = sum_j P_ij (dP_ij - b_i) (P summing to 1), as the core's
-/// softmax_backward shifts dp (norm/row.hpp). dP - D = (dP - b) - c is then exact where dP are
-/// tied (0) and keeps a difference that D alone would round away: dP = [-5e35, 0, -5e35] with
-/// P = [1, 6e-38, 6e-38] has dP_0 - D = -5e35 * 6e-38 = -0.03, below double's spacing at 5e35
-/// (fuzzer finding: dQ off by 67%). The key that carries the row has dP - b = 0, so c holds
-/// only the other keys' small shares: b from the first key with P > 0 left every gradient 1e5
-/// times the bar where that key's P underflowed beside dP = 4.6e34 (review). Both in double:
-/// rounding D to T first cost dK 1e-5 relative with dP near 1e2 and dP - D near 1e-3 (an
-/// earlier finding).
-struct RowShift {
-  Eigen::VectorXd base, centred;  // b_i, c_i; (L_q)
-  std::vector<unsigned char> subnormal;  // (L_q) the row has a P below T's least normal number (exact_weight)
-  double dp_minus_d(double dp, Eigen::Index i) const { return (dp - base(i)) - centred(i); }
-};
-
-/// What finish_tile needs to take a subnormal P again in double (exact_weight, tile_ops.hpp):
+/// What finish_tile needs to take a P again in double (RowShift::weight, row_shift.hpp):
 /// the tile's z and the rows' logsumexp and inverse sums of P.
 template <class T>
 struct TileLogits {
   Eigen::Ref<const Mat<T>> Z;  // (bq, bk)
   const Vec<T>& lse;
   const Eigen::VectorXd& inv_sum;
-  double weight(const Eigen::Ref<const Mat<T>>& P, Eigen::Index r, Eigen::Index c, Eigen::Index i, T tau) const {
-    return exact_weight(P(r, c), Z(r, c), double(lse(i)) * double(tau), double(tau), inv_sum(i));
+  const Mat<double>* z64 = nullptr;  // rows of kind 2 (RowShift): their z in double, from column z64_col0
+  Eigen::Index z64_col0 = 0;
+  double weight(const RowShift& D, const Eigen::Ref<const Mat<T>>& P, Eigen::Index r, Eigen::Index c, Eigen::Index i,
+                Eigen::Index j0, T tau) const {
+    const double zd = D.exact(i) ? (*z64)(r, j0 + c - z64_col0) : 0.0;
+    return D.weight(P(r, c), Z(r, c), zd, double(lse(i)) * double(tau), double(tau), inv_sum(i), i);
   }
 };
 
@@ -100,10 +91,10 @@ void finish_tile(const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eige
   for (Eigen::Index r = 0; r < dX.rows(); ++r) {
     Eigen::RowVectorXd dx = P.row(r).template cast<double>().array() *
                             ((dX.row(r).template cast<double>().array() - D.base(i0 + r)) - D.centred(i0 + r));
-    if (D.subnormal[std::size_t(i0 + r)])  // subnormal P in double, as D took them (row_shifts)
+    if (const unsigned char k = D.p64[std::size_t(i0 + r)])  // P in double, as D took them (row_shifts)
       for (Eigen::Index c = 0; c < dx.size(); ++c)
-        if (P(r, c) > T(0) && P(r, c) < std::numeric_limits<T>::min())
-          dx(c) = Z.weight(P, r, c, i0 + r, ops.tau) * D.dp_minus_d(double(dX(r, c)), i0 + r);
+        if (P(r, c) > T(0) && (k == 2 || P(r, c) < std::numeric_limits<T>::min()))
+          dx(c) = Z.weight(D, P, r, c, i0 + r, j0, ops.tau) * D.dp_minus_d(double(dX(r, c)), i0 + r);
     if (exact_slopes) {
       double sum = 0;
       for (Eigen::Index c = 0; c < dx.size(); ++c) {
@@ -136,6 +127,41 @@ EIGEN_DONT_INLINE void zero_masked_dp(const pipeline::Mask& mask, const Vec<T>& 
     const auto [lo, hi] = block_range(mask, i0 + r, j0, dX.cols());
     for (Eigen::Index c = 0; c < dX.cols(); ++c)
       if (c < lo || c >= hi || lse(i0 + r) == ninf || X(r, c) == ninf) dX(r, c) = 0;
+  }
+}
+
+/// z in double of row r (query i) over the keys of `blocks` into w.rowZ64 (RowShift, kind 2):
+/// the scorer's raw scores in double through the modifiers (logit64) where it has them, else
+/// T's z (rowX).
+template <class T, class Scorer>
+void exact_row_logits(const Scorer& sc, const TileOps<T>& ops, Eigen::Index r, Eigen::Index i,
+                      const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k,
+                      BackwardScratch<T>& w) {
+  double* out = w.rowZ64.row(r).data();
+  if constexpr (DoubleRawScores<Scorer>) sc.double_scores(i, blocks, block_k, out);
+  for (const Eigen::Index j0 : blocks)
+    for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k)
+      if constexpr (DoubleRawScores<Scorer>)
+        out[k] = logit64(ops.mods, int(i), int(k), out[k]);
+      else
+        out[k] = double(w.rowX(r, k));
+}
+
+/// The same for the rows of kind 2 of one tile (pass A): z64 (bq, bk), other rows untouched.
+template <class T, class Scorer>
+void exact_tile_logits(const Scorer& sc, const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index bq,
+                       Eigen::Index j0, Eigen::Index bk, Eigen::Index L_k, const Eigen::Map<Mat<T>>& X, Mat<double>& z64) {
+  thread_local std::vector<double> row;
+  z64.resize(bq, bk);
+  for (Eigen::Index r = 0; r < bq; ++r) {
+    if (!D.exact(i0 + r)) continue;
+    if constexpr (DoubleRawScores<Scorer>) {
+      row.resize(std::size_t(L_k));
+      sc.double_scores(i0 + r, std::vector<Eigen::Index>{j0}, bk, row.data());
+      for (Eigen::Index c = 0; c < bk; ++c) z64(r, c) = logit64(ops.mods, int(i0 + r), int(j0 + c), row[std::size_t(j0 + c)]);
+    } else {
+      z64.row(r) = X.row(r).template cast<double>();
+    }
   }
 }
 
@@ -192,62 +218,14 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     thread_local Mat<double> s64;
     const bool have64 = Scorer::grad_q_by_rows && ops.mods.softcap && double_raw_tile(sc, i0, bq, j0, bk, s64);
     const RowSums slopes_only{nullptr, nullptr, have64 ? &s64 : nullptr, j0};
-    finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum}, nullptr, ddense,
+    thread_local Mat<double> z64;  // the rows of kind 2 (RowShift): z in double
+    bool exact = false;
+    for (Eigen::Index r = 0; r < bq; ++r) exact |= D->exact(i0 + r);
+    if (exact) exact_tile_logits(sc, ops, *D, i0, bq, j0, bk, V.rows(), X, z64);
+    finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum, &z64, j0}, nullptr, ddense,
                    Scorer::grad_q_by_rows ? &slopes_only : nullptr);
   }
   return true;
-}
-
-/// Pass B's per-row normalisation of one query tile (w's row of blocks, w.rows[2 r + 1] the sum
-/// of P): inv_sum and rowP divided by it, then D = b + c (RowShift) and w.rows[2 r] = the sum of
-/// the divided P. Depends on T only, not on the scorer: one copy in the wasm module.
-template <class T>
-void row_shifts(BackwardScratch<T>& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
-                Eigen::Index block_k, Eigen::Index L_k, const Vec<T>& lse, T tau, Eigen::VectorXd& inv_sum, RowShift& D) {
-  // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
-  // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
-  // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum,
-  // rounded to T (the same bits in both passes).
-  for (Eigen::Index r = 0; r < bq; ++r) {
-    const double sum = w.rows[2 * r + 1];
-    inv_sum(i0 + r) = sum > 0 ? 1.0 / sum : 0.0;
-    if (sum > 0) w.rowP.row(r) *= T(1.0 / sum);
-  }
-  // D_i = b_i + c_i from that very P (0 for a fully masked row): then sum_j dx_ij =
-  // sum_j P_ij (dP_ij - D_i) is 0 up to double's rounding, and so are the gradients of a bias
-  // entry every pair of a row reads (a relative table of one entry at tau = 1e-3 got 5e-5
-  // where the right value is 0, when D came from P before its division: fuzzer finding).
-  for (Eigen::Index r = 0; r < bq; ++r) {
-    double b = 0;  // the dP of the row's key of largest P (the lowest index among ties), as the core
-    T top = 0;
-    for (const Eigen::Index j0 : blocks) {  // a block's max first (vectorised), its index only if it is higher
-      const Eigen::Index e = std::min(j0 + block_k, L_k);
-      const T m = w.rowP.row(r).segment(j0, e - j0).maxCoeff();
-      if (m > top) {
-        Eigen::Index k = j0;
-        while (w.rowP(r, k) != m) ++k;
-        top = m;
-        b = double(w.rowdX(r, k));
-      }
-    }
-    double c = 0, s = 0;
-    bool small = false;
-    const double shift = double(lse(i0 + r)) * double(tau);
-    if (w.rows[2 * r + 1] > 0)
-      for (const Eigen::Index j0 : blocks)
-        for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k) {
-          const double p = exact_weight(w.rowP(r, k), w.rowX(r, k), shift, double(tau), inv_sum(i0 + r));
-          if (p > 0) {
-            small |= w.rowP(r, k) < std::numeric_limits<T>::min();
-            c += p * (double(w.rowdX(r, k)) - b);
-            s += p;
-          }
-        }
-    D.subnormal[std::size_t(i0 + r)] = small;
-    D.base(i0 + r) = s > 0 ? b : 0.0;
-    D.centred(i0 + r) = s > 0 ? c / s : 0.0;
-    w.rows[2 * r] = s;  // the row's sum of P, for dL/dtau
-  }
 }
 
 /// Backward for every head n (scorers[n], V[n], fwd[n], dO[n]); g[n] receives its grads.
@@ -271,7 +249,9 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
   for (Eigen::Index n = 0; n < heads; ++n) {
     D[n].base = Eigen::VectorXd::Zero(L_q);  // filled by pass B
     D[n].centred = Eigen::VectorXd::Zero(L_q);
-    D[n].subnormal.assign(std::size_t(L_q), 0);
+    D[n].p64.assign(std::size_t(L_q), 0);
+    D[n].top64 = Eigen::VectorXd::Zero(L_q);
+    D[n].inv64 = Eigen::VectorXd::Zero(L_q);
     inv_sum[n] = Eigen::VectorXd::Zero(L_q);
     lse[n] = fwd[n]->logsumexp;
     g[n].dQs.resize(L_q, scorers[n].q_width());
@@ -305,6 +285,11 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       w.rowdX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk);
     }
     row_shifts<T>(w, i0, bq, blocks, opt.block_k, L_k, lse[n], ops.tau, inv_sum[n], D[n]);
+    if (!w.exact_rows.empty()) w.rowZ64.resize(bq, L_k);
+    for (const Eigen::Index r : w.exact_rows) {
+      exact_row_logits(sc, ops, r, i0 + r, blocks, opt.block_k, L_k, w);
+      exact_row_shift<T>(w, r, i0 + r, blocks, opt.block_k, L_k, lse[n], ops.tau, inv_sum[n], D[n]);
+    }
     // dL/dtau's share (temperature_grad.hpp).
     dtau_part[item] = -temperature_rows(sc, ops, D[n], lse[n], inv_sum[n], i0, bq, blocks, opt.block_k, L_k, w) /
                       double(ops.tau);
@@ -329,7 +314,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
-                     w.rowS.middleCols(j0, bk), TileLogits<T>{w.rowX.middleCols(j0, bk), lse[n], inv_sum[n]},
+                     w.rowS.middleCols(j0, bk), TileLogits<T>{w.rowX.middleCols(j0, bk), lse[n], inv_sum[n], &w.rowZ64, 0},
                      n_pos ? &w.rowDz : nullptr, nullptr, by_rows ? &rs : nullptr);
       if constexpr (requires { sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt); })
         sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);

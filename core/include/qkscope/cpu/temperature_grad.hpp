@@ -174,7 +174,8 @@ double temperature_rows_tile_logits(const Scorer& sc, const TileOps<T>& ops, con
     // (fuzzer finding). Such P are taken again in double from the same logit and shift.
     const double shift = double(lse(i)) * tau, scale_p = inv_sum(i);
     auto weight = [&](Eigen::Index c) {  // p^ (dP - D)
-      return exact_weight(w.rowP(r, c), w.rowX(r, c), shift, tau, scale_p) * D.dp_minus_d(double(w.rowdX(r, c)), i);
+      return D.weight(w.rowP(r, c), w.rowX(r, c), D.exact(i) ? w.rowZ64(r, c) : 0.0, shift, tau, scale_p, i) *
+             D.dp_minus_d(double(w.rowdX(r, c)), i);
     };
     // The row's sum from the float z, its size B (sum of |terms|) and bounds of what two kinds
     // of error in the z put into the terms that exact differences would change: E_fused, the
