@@ -1,6 +1,6 @@
 // Size budgets of the WebAssembly modules (gzip -9, 1 KB = 1000 B; issue 11, part 7):
 //   qkscope_core.wasm  <= 150 KB: loaded by the tutorial at start (forward and friends);
-//   qkscope_tiled.wasm <= 233 KB: the tiled SIMD kernels, fetched only on the first
+//   qkscope_tiled.wasm <= 236 KB: the tiled SIMD kernels, fetched only on the first
 //                                 attention() call (wasm/qkscope.js), so never on the
 //                                 critical path of a page that does not use them (200 KB
 //                                 until the dot family's exact dQ row sums took 1.3 KB:
@@ -86,7 +86,12 @@
 //                                 both backward passes (same session: a tiled dQ 0.87 %
 //                                 off; 938 of a 20,000-call sweep past the bar before):
 //                                 232,633 B (filling pass A's tiles row by row through
-//                                 the existing per-row call instead: 232,842 B);
+//                                 the existing per-row call instead: 232,842 B); 236 KB
+//                                 until rows whose dP - D cancels below float P take
+//                                 their P in double (twenty-seventh session: the fuzz
+//                                 loop's most frequent finding, 18 of 24): 235,571 B,
+//                                 the per-scorer parts out of line and one copy per T
+//                                 of the rest (inlined: 236,551 B);
 //   qkscope_train.wasm <= 200 KB: the training model, fetched on the first train() call.
 // The widget script's budget (120 KB) is tests/e2e/widget-size.test.mjs.
 import { test } from 'node:test';
@@ -98,7 +103,7 @@ import { tiledWasmUrl, wasmUrl } from './helpers.mjs';
 
 const trainWasmUrl = new URL('../../wasm/dist/qkscope_train.wasm', import.meta.url);
 
-for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 233_000], [trainWasmUrl, 200_000]]) {
+for (const [url, budget] of [[wasmUrl, 150_000], [tiledWasmUrl, 236_000], [trainWasmUrl, 200_000]]) {
   const name = url.pathname.split('/').pop();
   test(`${name} is at most ${budget / 1000} KB gzipped`, () => {
     const raw = readFileSync(url);

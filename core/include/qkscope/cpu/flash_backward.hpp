@@ -48,7 +48,6 @@ struct BackwardScratch {
   Mat<T> rowS, rowX, rowP, rowdX;  // pass B: S, z = x tau, P and dP of one query tile's blocks, (bq, L_k)
   Mat<double> rowDz;                // pass B, with position tables: dz = dx / tau in double, (bq, L_k)
   Mat<double> rowZ64;               // pass B: z in double of the rows of kind 2 (RowShift), (bq, L_k)
-  std::vector<Eigen::Index> exact_rows;  // pass B: the tile's rows that cancelling_row marked
   PositionScratch pos;              // pass B: the rows' shares of the position tables
   bool refined = false;  // tile_grad's tile was recomputed by the scorer's refine hook
   void reserve(Eigen::Index n) {
@@ -64,11 +63,11 @@ struct TileLogits {
   Eigen::Ref<const Mat<T>> Z;  // (bq, bk)
   const Vec<T>& lse;
   const Eigen::VectorXd& inv_sum;
-  const Mat<double>* z64 = nullptr;  // rows of kind 2 (RowShift): their z in double, from column z64_col0
-  Eigen::Index z64_col0 = 0;
+  const double* z64 = nullptr;  // rows of kind 2 (RowShift): their z in double, row stride z64_ld, from column z64_col0
+  Eigen::Index z64_ld = 0, z64_col0 = 0;
   double weight(const RowShift& D, const Eigen::Ref<const Mat<T>>& P, Eigen::Index r, Eigen::Index c, Eigen::Index i,
                 Eigen::Index j0, T tau) const {
-    const double zd = D.exact(i) ? (*z64)(r, j0 + c - z64_col0) : 0.0;
+    const double zd = D.exact(i) ? z64[r * z64_ld + j0 + c - z64_col0] : 0.0;
     return D.weight(P(r, c), Z(r, c), zd, double(lse(i)) * double(tau), double(tau), inv_sum(i), i);
   }
 };
@@ -130,39 +129,90 @@ EIGEN_DONT_INLINE void zero_masked_dp(const pipeline::Mask& mask, const Vec<T>& 
   }
 }
 
-/// z in double of row r (query i) over the keys of `blocks` into w.rowZ64 (RowShift, kind 2):
-/// the scorer's raw scores in double through the modifiers (logit64) where it has them, else
-/// T's z (rowX).
-template <class T, class Scorer>
-void exact_row_logits(const Scorer& sc, const TileOps<T>& ops, Eigen::Index r, Eigen::Index i,
-                      const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k,
-                      BackwardScratch<T>& w) {
-  double* out = w.rowZ64.row(r).data();
-  if constexpr (DoubleRawScores<Scorer>) sc.double_scores(i, blocks, block_k, out);
+/// Raw scores in double (out, by absolute key index, over the keys of `blocks`) to z through the
+/// modifiers (logit64), for a row of kind 2 (RowShift). One copy per T, not per scorer.
+template <class T>
+EIGEN_DONT_INLINE void raw_to_logits64(const pipeline::ScoreMods<T>& m, Eigen::Index i,
+                                       const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k,
+                                       double* out) {
   for (const Eigen::Index j0 : blocks)
-    for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k)
-      if constexpr (DoubleRawScores<Scorer>)
-        out[k] = logit64(ops.mods, int(i), int(k), out[k]);
-      else
-        out[k] = double(w.rowX(r, k));
+    for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k) out[k] = logit64(m, int(i), int(k), out[k]);
 }
 
-/// The same for the rows of kind 2 of one tile (pass A): z64 (bq, bk), other rows untouched.
+/// Pass B's rows of kind 2 (marked 3 by row_shifts) where the scorer has no scores in
+/// double: z64 from T's z, then D again (exact_row_shift). One copy per T.
+template <class T>
+EIGEN_DONT_INLINE void exact_rows_from_float(BackwardScratch<T>& w, Eigen::Index i0, const std::vector<Eigen::Index>& blocks,
+                                             Eigen::Index block_k, Eigen::Index L_k, const Vec<T>& lse, T tau,
+                                             const Eigen::VectorXd& inv_sum, RowShift& D) {
+  for (Eigen::Index r = 0; r < w.rowX.rows(); ++r) {
+    if (D.p64[std::size_t(i0 + r)] != 3) continue;
+    for (const Eigen::Index j0 : blocks)
+      for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k) w.rowZ64(r, k) = double(w.rowX(r, k));
+    exact_row_shift<T>(w, r, i0 + r, blocks, block_k, L_k, lse, tau, inv_sum, D);
+  }
+}
+
+/// Pass B's rows of kind 2: their z in double into w.rowZ64 (the scorer's raw scores in double
+/// through the modifiers where it has them, else T's z), then D again from P in double.
 template <class T, class Scorer>
-void exact_tile_logits(const Scorer& sc, const TileOps<T>& ops, const RowShift& D, Eigen::Index i0, Eigen::Index bq,
-                       Eigen::Index j0, Eigen::Index bk, Eigen::Index L_k, const Eigen::Map<Mat<T>>& X, Mat<double>& z64) {
+void exact_rows(const Scorer& sc, const TileOps<T>& ops, BackwardScratch<T>& w, Eigen::Index i0,
+                const std::vector<Eigen::Index>& blocks, Eigen::Index block_k, Eigen::Index L_k, const Vec<T>& lse,
+                const Eigen::VectorXd& inv_sum, RowShift& D) {
+  w.rowZ64.resize(w.rowX.rows(), L_k);
+  if constexpr (DoubleRawScores<Scorer>) {
+    for (Eigen::Index r = 0; r < w.rowX.rows(); ++r) {
+      if (D.p64[std::size_t(i0 + r)] != 3) continue;
+      double* out = w.rowZ64.row(r).data();
+      sc.double_scores(i0 + r, blocks, block_k, out);
+      raw_to_logits64(ops.mods, i0 + r, blocks, block_k, L_k, out);
+      exact_row_shift<T>(w, r, i0 + r, blocks, block_k, L_k, lse, ops.tau, inv_sum, D);
+    }
+  } else {
+    exact_rows_from_float(w, i0, blocks, block_k, L_k, lse, ops.tau, inv_sum, D);
+  }
+}
+
+/// The z in double of one tile's rows of kind 2 (pass A), row-major (bq, bk) in a per-thread
+/// buffer, or null where it has none: T's z (X) as double (other rows' entries unset).
+template <class T>
+EIGEN_DONT_INLINE double* float_tile_logits(const RowShift& D, Eigen::Index i0, const Eigen::Map<Mat<T>>& X) {
+  thread_local std::vector<double> z64;
+  bool any = false;
+  for (Eigen::Index r = 0; r < X.rows(); ++r) any |= D.exact(i0 + r);
+  if (!any) return nullptr;
+  z64.resize(std::size_t(X.size()));
+  for (Eigen::Index r = 0; r < X.rows(); ++r)
+    if (D.exact(i0 + r))
+      for (Eigen::Index c = 0; c < X.cols(); ++c) z64[std::size_t(r * X.cols() + c)] = double(X(r, c));
+  return z64.data();
+}
+
+/// The rows of kind 2 of z64 (bq, bk) again from the scorer's raw scores in double through the
+/// modifiers (out of line: the tile pass stays small where no row is of kind 2).
+template <class T, class Scorer>
+EIGEN_DONT_INLINE void double_tile_logits(const Scorer& sc, const pipeline::ScoreMods<T>& m, const RowShift& D,
+                                          Eigen::Index i0, Eigen::Index bq, Eigen::Index j0, Eigen::Index bk,
+                                          Eigen::Index L_k, double* z64) {
   thread_local std::vector<double> row;
-  z64.resize(bq, bk);
+  row.resize(std::size_t(L_k));
+  const std::vector<Eigen::Index> block{j0};
   for (Eigen::Index r = 0; r < bq; ++r) {
     if (!D.exact(i0 + r)) continue;
-    if constexpr (DoubleRawScores<Scorer>) {
-      row.resize(std::size_t(L_k));
-      sc.double_scores(i0 + r, std::vector<Eigen::Index>{j0}, bk, row.data());
-      for (Eigen::Index c = 0; c < bk; ++c) z64(r, c) = logit64(ops.mods, int(i0 + r), int(j0 + c), row[std::size_t(j0 + c)]);
-    } else {
-      z64.row(r) = X.row(r).template cast<double>();
-    }
+    sc.double_scores(i0 + r, block, bk, row.data());
+    raw_to_logits64(m, i0 + r, block, bk, L_k, row.data());
+    for (Eigen::Index c = 0; c < bk; ++c) z64[r * bk + c] = row[std::size_t(j0 + c)];
   }
+}
+
+/// The same from the scorer's raw scores in double through the modifiers where it has them.
+template <class T, class Scorer>
+const double* exact_tile_logits(const Scorer& sc, const TileOps<T>& ops, const RowShift& D, Eigen::Index i0,
+                                Eigen::Index j0, Eigen::Index L_k, const Eigen::Map<Mat<T>>& X) {
+  double* z64 = float_tile_logits(D, i0, X);  // null where no row is of kind 2
+  if constexpr (DoubleRawScores<Scorer>)
+    if (z64) double_tile_logits(sc, ops.mods, D, i0, X.rows(), j0, X.cols(), L_k, z64);
+  return z64;
 }
 
 /// Recomputes one tile's P (in w.p) and dP (in w.dx); with D, also dL/draw (in w.dx), and P
@@ -218,11 +268,8 @@ bool tile_grad(const Scorer& sc, const TileOps<T>& ops, const Mat<T>& V, const M
     thread_local Mat<double> s64;
     const bool have64 = Scorer::grad_q_by_rows && ops.mods.softcap && double_raw_tile(sc, i0, bq, j0, bk, s64);
     const RowSums slopes_only{nullptr, nullptr, have64 ? &s64 : nullptr, j0};
-    thread_local Mat<double> z64;  // the rows of kind 2 (RowShift): z in double
-    bool exact = false;
-    for (Eigen::Index r = 0; r < bq; ++r) exact |= D->exact(i0 + r);
-    if (exact) exact_tile_logits(sc, ops, *D, i0, bq, j0, bk, V.rows(), X, z64);
-    finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum, &z64, j0}, nullptr, ddense,
+    const double* z64 = exact_tile_logits(sc, ops, *D, i0, j0, V.rows(), X);  // rows of kind 2 (RowShift)
+    finish_tile<T>(ops, *D, i0, j0, P, dX, S, TileLogits<T>{X, lse, *inv_sum, z64, bk, j0}, nullptr, ddense,
                    Scorer::grad_q_by_rows ? &slopes_only : nullptr);
   }
   return true;
@@ -284,12 +331,8 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
       w.rowP.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.p.data(), bq, bk);
       w.rowdX.middleCols(j0, bk) = Eigen::Map<const Mat<T>>(w.dx.data(), bq, bk);
     }
-    row_shifts<T>(w, i0, bq, blocks, opt.block_k, L_k, lse[n], ops.tau, inv_sum[n], D[n]);
-    if (!w.exact_rows.empty()) w.rowZ64.resize(bq, L_k);
-    for (const Eigen::Index r : w.exact_rows) {
-      exact_row_logits(sc, ops, r, i0 + r, blocks, opt.block_k, L_k, w);
-      exact_row_shift<T>(w, r, i0 + r, blocks, opt.block_k, L_k, lse[n], ops.tau, inv_sum[n], D[n]);
-    }
+    if (row_shifts<T>(w, i0, bq, blocks, opt.block_k, L_k, lse[n], ops.tau, inv_sum[n], D[n]))  // rows marked 3
+      exact_rows(sc, ops, w, i0, blocks, opt.block_k, L_k, lse[n], inv_sum[n], D[n]);
     // dL/dtau's share (temperature_grad.hpp).
     dtau_part[item] = -temperature_rows(sc, ops, D[n], lse[n], inv_sum[n], i0, bq, blocks, opt.block_k, L_k, w) /
                       double(ops.tau);
@@ -314,7 +357,7 @@ void flash_backward(const std::vector<Scorer>& scorers, const TileOps<T>& ops,
     for (const Eigen::Index j0 : blocks) {
       const Eigen::Index bk = std::min(opt.block_k, L_k - j0);
       finish_tile<T>(ops, D[n], i0, j0, w.rowP.middleCols(j0, bk), w.rowdX.middleCols(j0, bk),
-                     w.rowS.middleCols(j0, bk), TileLogits<T>{w.rowX.middleCols(j0, bk), lse[n], inv_sum[n], &w.rowZ64, 0},
+                     w.rowS.middleCols(j0, bk), TileLogits<T>{w.rowX.middleCols(j0, bk), lse[n], inv_sum[n], w.rowZ64.data(), L_k, 0},
                      n_pos ? &w.rowDz : nullptr, nullptr, by_rows ? &rs : nullptr);
       if constexpr (requires { sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt); })
         sc.grad_q(i0, bq, j0, bk, w.rowdX.middleCols(j0, bk), w.dQt);

@@ -23,8 +23,8 @@ namespace qkscope::cpu::detail {
 /// earlier finding).
 ///
 /// Which P the row's dx and D take in double (`p64`, per row): none (0); those below T's least
-/// normal number (1: exact_weight); or every P > 0 (2), where some dP_ij - D_i of the row lies
-/// within 2^-20 of sum_j P_ij |dP_ij - b_i| (cancelling_row): T's rounding of P (~2^-23 of each
+/// normal number (1: exact_weight); or every P > 0 (2), where some (dP_ij - b_i) - c_i of the row
+/// lies within 2^-20 of sum_j P_ij |dP_ij - b_i| (cancelling_row): T's rounding of P (~2^-23 of each
 /// term) then holds all the bits of that difference. Such a row's P are exp((z_j - top) / tau)
 /// / (their sum) from its logits in double (z64: the scorer's raw scores in double through the
 /// modifiers where it has them, else T's z), top the largest. dP_0j = 1.66e35 [0, 0, 1, 1, 3]
@@ -35,7 +35,7 @@ namespace qkscope::cpu::detail {
 /// random row has such an entry with probability ~2^-19 L_k.
 struct RowShift {
   Eigen::VectorXd base, centred;  // b_i, c_i; (L_q)
-  std::vector<unsigned char> p64;  // (L_q) 0, 1 or 2, as above
+  std::vector<unsigned char> p64;  // (L_q) 0, 1 or 2, as above (3: marked by row_shifts, pending)
   Eigen::VectorXd top64, inv64;    // (L_q) rows of kind 2: the largest z64, 1 / sum exp((z64 - top) / tau)
   double dp_minus_d(double dp, Eigen::Index i) const { return (dp - base(i)) - centred(i); }
   bool exact(Eigen::Index i) const { return p64[std::size_t(i)] == 2; }
@@ -43,20 +43,30 @@ struct RowShift {
   /// only), shift = lse tau and the row's inverse sum of P (tile_ops.hpp).
   template <class T>
   double weight(T p, T z, double z64, double shift, double tau, double inv_sum, Eigen::Index i) const {
-    if (exact(i)) return p > T(0) ? std::exp((z64 - top64(i)) / tau) * inv64(i) : 0.0;
+    if (exact(i)) return p > T(0) ? exact_p(z64, tau, i) : 0.0;
     return exact_weight(p, z, shift, tau, inv_sum);
+  }
+  /// A weight of a row of kind 2 (out of line: one copy, not one per caller).
+  EIGEN_DONT_INLINE double exact_p(double z64, double tau, Eigen::Index i) const {
+    return std::exp((z64 - top64(i)) / tau) * inv64(i);
   }
 };
 
-/// Does a visible dP_j of the row (P_j > 0) lie within 2^-20 a of d (RowShift, p64 = 2)? d: D
-/// from T's P; a: sum_j P_j |dP_j - b| / sum_j P_j.
+/// Does a visible dP_j of the row (P_j > 0) have (dP_j - b) - c within 2^-20 a of 0
+/// (RowShift, kind 2)? b: the top key's dP; c: D - b from T's P; a: sum_j P_j |dP_j - b| /
+/// sum_j P_j. In this shifted form, as dx takes it: b + c rounds to b where c is below b's last
+/// bit (a peaked row at low temperature, P = [1, 1e-30]), which marked rows with nothing to
+/// cancel (review: 18-38 % of random rows at tau 0.1 to 0.003), and b's rounding could hide
+/// a row that does cancel. Vectorised per block (the test runs on every row).
 template <class Row>
 bool cancelling_row(const Row& P, const Row& dP, const std::vector<Eigen::Index>& blocks, Eigen::Index block_k,
-                    Eigen::Index L_k, double d, double a) {
+                    Eigen::Index L_k, double b, double c, double a) {
   const double near = a * 0x1p-20;
-  for (const Eigen::Index j0 : blocks)
-    for (Eigen::Index k = j0, e = std::min(j0 + block_k, L_k); k < e; ++k)
-      if (P(k) > 0 && std::abs(double(dP(k)) - d) < near) return true;
+  for (const Eigen::Index j0 : blocks) {
+    const Eigen::Index n = std::min(j0 + block_k, L_k) - j0;
+    const auto d = ((dP.segment(j0, n).template cast<double>().array() - b) - c).abs();
+    if (((d < near) && (P.segment(j0, n).array() > typename Row::Scalar(0))).any()) return true;
+  }
   return false;
 }
 
@@ -84,7 +94,7 @@ struct RowTerms {
   bool small = false;
 };
 template <class T, class W>
-RowTerms row_terms(const W& w, Eigen::Index r, Eigen::Index i, const std::vector<Eigen::Index>& blocks,
+EIGEN_DONT_INLINE RowTerms row_terms(const W& w, Eigen::Index r, Eigen::Index i, const std::vector<Eigen::Index>& blocks,
                    Eigen::Index block_k, Eigen::Index L_k, const Vec<T>& lse, T tau, const Eigen::VectorXd& inv_sum,
                    double b, const RowShift& D) {
   RowTerms t;
@@ -129,11 +139,12 @@ void set_row_shift(W& w, Eigen::Index r, Eigen::Index i, double b, const RowTerm
 
 /// Pass B's per-row normalisation of one query tile (w's row of blocks, w.rows[2 r + 1] the sum
 /// of P): inv_sum and rowP divided by it, then D = b + c (RowShift) and w.rows[2 r] = the sum of
-/// the divided P. Depends on T only, not on the scorer: one copy in the wasm module.
+/// the divided P. Rows that cancelling_row finds are marked 3 (p64) and the call returns true: the
+/// caller takes their z in double and calls exact_row_shift. Depends on T only, not on the
+/// scorer: one copy in the wasm module.
 template <class T, class W>
-void row_shifts(W& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
+bool row_shifts(W& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen::Index>& blocks,
                 Eigen::Index block_k, Eigen::Index L_k, const Vec<T>& lse, T tau, Eigen::VectorXd& inv_sum, RowShift& D) {
-  w.exact_rows.clear();
   // P = exp(x - lse) sums to 1 only as far as lse kept log(sum): for logits near 1e35 the
   // float lse is x_max itself (log 2 is below its spacing), and two tied keys got P = 1 each
   // (dV doubled; fuzzer finding). Both passes use P divided by its recomputed row sum,
@@ -147,6 +158,7 @@ void row_shifts(W& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen:
   // sum_j P_ij (dP_ij - D_i) is 0 up to double's rounding, and so are the gradients of a bias
   // entry every pair of a row reads (a relative table of one entry at tau = 1e-3 got 5e-5
   // where the right value is 0, when D came from P before its division: fuzzer finding).
+  bool pending = false;
   for (Eigen::Index r = 0; r < bq; ++r) {
     double b = 0;  // the dP of the row's key of largest P (the lowest index among ties), as the core
     T top = 0;
@@ -165,9 +177,10 @@ void row_shifts(W& w, Eigen::Index i0, Eigen::Index bq, const std::vector<Eigen:
     const RowTerms t = row_terms(w, r, i, blocks, block_k, L_k, lse, tau, inv_sum, b, D);
     D.p64[std::size_t(i)] = t.small ? 1 : 0;
     set_row_shift(w, r, i, b, t, D);
-    if (t.s > 0 && cancelling_row(w.rowP.row(r), w.rowdX.row(r), blocks, block_k, L_k, b + t.c / t.s, t.a / t.s))
-      w.exact_rows.push_back(r);
+    if (t.s > 0 && cancelling_row(w.rowP.row(r), w.rowdX.row(r), blocks, block_k, L_k, b, t.c / t.s, t.a / t.s))
+      D.p64[std::size_t(i)] = 3, pending = true;  // kind 2 once the caller has its z in double (exact_row_shift)
   }
+  return pending;
 }
 
 /// A row of kind 2 (RowShift), its z64 in w.rowZ64: D_i again from its P in double.
