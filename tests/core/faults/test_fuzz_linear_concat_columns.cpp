@@ -4,8 +4,9 @@
 // the value is 0 (fuzz input linear-concat-dw-softcap-twentysixth-2026-12-07-aa1), 1.2-1.4 times
 // the fuzz bar in three older inputs. The column sums are now in double and K^T c is taken about
 // the key of largest |c_j| with the total from the exact row sums (score/linear_concat.hpp,
-// grads_from_sums). Right values: exact 0 where every visible key of a row ties, else the
-// double core.
+// grads_from_sums). Right values: exact 0 where every visible key of a row ties, else
+// tests/fuzz/mpmath_oracle.py's (dw_k of -c3 and the fourteenth session's input) or, for dK under
+// a softcap, the double core.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -131,10 +132,18 @@ TEST_CASE("linear concat: every key tied gives dw_k = 0 exactly (fuzz -y1)", "[f
 
 TEST_CASE("linear concat: dw_k over keys tied beside one other (fuzz -c3, fourteenth session's input)",
           "[faults][reliability][fuzz][tiled]") {
-  for (const auto& entry : {std::pair{"c3", case_c3()}, {"fourteenth", case_fourteenth()}}) {
-    const LinearConcatCase& a = entry.second;  // not a structured binding: clang 14 cannot capture those
-    INFO(entry.first);
-    const double right = qktest::double_core_grads(a.Q, a.K, a.V, a.dO, a.p, a.c).dparams.w(1);
+  // Right values: tests/fuzz/mpmath_oracle.py (60 digits) on the inputs as the harness prints
+  // them, not the double core, which runs the same grads_from_sums as the float paths.
+  struct Entry {
+    const char* name;
+    LinearConcatCase a;
+    double right;
+  };
+  for (const Entry& entry : {Entry{"c3", case_c3(), -15149.0518198068}, Entry{"fourteenth", case_fourteenth(), 5.81196549699691e20}}) {
+    const LinearConcatCase& a = entry.a;
+    const double right = entry.right;
+    INFO(entry.name);
+    CHECK_THAT(qktest::double_core_grads(a.Q, a.K, a.V, a.dO, a.p, a.c).dparams.w(1), WithinRel(right, 1e-9));
     // The float core before: 5.81219e20 where 5.81197e20 (fourteenth).
     CHECK_THAT(double(core_float(a).dparams.w(1)), WithinRel(right, 1e-6));
     tiled_grads_at_tilings(a, [&](const AttentionGrads<float>& t, const cpu::TiledOptions& o) {

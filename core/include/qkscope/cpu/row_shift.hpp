@@ -31,8 +31,9 @@ namespace qkscope::cpu::detail {
 /// over additive logits 2.7e-8 apart has dP_02 - D = 1.66e35 (P_0 + P_1 - 2 P_4) = 1.8e27,
 /// below float P's resolution near 0.2: the tiled dW_k was -4.1e28 where it is -1.9e58, past
 /// float, while the core refused (fuzzer findings, `additive-core-overflow-tiled-returns`);
-/// logits 2.7e-10 apart also needed the scores in double (the fused tanh's error is ~1e-8). A
-/// random row has such an entry with probability ~2^-19 L_k.
+/// logits 2.7e-10 apart also needed the scores in double (the fused tanh's error is ~1e-8).
+/// Random rows rarely have such an entry (none of 9,216 at L_k = 1024, tau 0.05 to 1:
+/// native/bench/NOTES.md, "Rows taken in double").
 struct RowShift {
   Eigen::VectorXd base, centred;  // b_i, c_i; (L_q)
   std::vector<unsigned char> p64;  // (L_q) 0, 1 or 2, as above (3: marked by row_shifts, pending)
