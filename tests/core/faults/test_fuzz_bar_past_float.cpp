@@ -78,10 +78,10 @@ AdditiveCase case_z5() {
                   qktest::mat({{-0.19266513}}), qktest::mat({{0}}), qktest::mat({{-0.581473649}}), qktest::mat({{0}}));
 }
 
-// additive-core-overflow-tiled-returns-2026-12-05 (still open): logits that differ by 2.7e-8
-// carry dS; the double core's dW_k_1 of -1.9e58 is the true value's size, and the tiled
-// path's -4.1e28 is wrong (docs/RELIABILITY.md, "Open").
-AdditiveCase case_open() {
+// additive-core-overflow-tiled-returns-2026-12-05: logits that differ by 2.7e-8 carry dS; the
+// double core's dW_k_1 of -1.9e58 is the true value's size, and the tiled path's -4.1e28 was
+// wrong (it refuses since the twenty-seventh session: test_fuzz_tiled_cancelling_rows.cpp).
+AdditiveCase case_cancelling() {
   return additive(1,
                   qktest::mat({{3.00000011e-06}, {9.99999997e-07}, {9.99999997e-07}, {9.99999997e-07}, {-1.99999999e-06}, {0}}),
                   qktest::mat({{0}, {0}, {-3.39677052e+32}, {0}, {-3.96875021e-06}}),
@@ -201,10 +201,12 @@ TEST_CASE("past float: -a10's tiled gradients against 60-digit values", "[faults
   CHECK(g.dK(2, 0) == 0.0f);
 }
 
-TEST_CASE("past float: the open input's dW_k still settles past float", "[faults][reliability][fuzz]") {
+TEST_CASE("past float: a true past-float dW_k still settles (additive-core-overflow-tiled-returns-2026-12-05)",
+          "[faults][reliability][fuzz]") {
   // The rule keeps the harness's finding where the double core's value is far past its own
-  // error (the float runs' spread 4e59 gives 4e53 against |dW_k| = 1.9e58).
-  const auto a = case_open();
+  // error (the float runs' spread 4e59 gives 4e53 against |dW_k| = 1.9e58): a tiled path that
+  // returned there (as before the twenty-seventh session) is a finding.
+  const auto a = case_cancelling();
   float_core_refuses(a);
   CHECK(dWk_settled_past_float(a));
 }
