@@ -23,11 +23,7 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-struct LinearConcatCase {
-  Matrix Q, K, V, dO;
-  ScoreParams<float> p;
-  AttentionConfig<float> c;
-};
+using LinearConcatCase = qktest::FaultCall;
 
 LinearConcatCase linear_concat(Matrix Q, Matrix K, Matrix V, Matrix dO, float w_q, float w_k) {
   LinearConcatCase a{std::move(Q), std::move(K), std::move(V), std::move(dO), {}, {}};
@@ -88,16 +84,12 @@ LinearConcatCase case_fourteenth() {
   return a;
 }
 
-AttentionGrads<float> core_float(const LinearConcatCase& a) {
-  return attention_backward<float>(a.Q, a.K, a.V, a.p, a.c, attention_forward<float>(a.Q, a.K, a.V, a.p, a.c), a.dO);
-}
+AttentionGrads<float> core_float(const LinearConcatCase& a) { return qktest::core_float_grads(a); }
 
 // fn(grads) for the tiled backward at every tiling the fuzzer draws (one thread).
 template <class Fn>
 void tiled_grads_at_tilings(const LinearConcatCase& a, Fn&& fn) {
-  qktest::at_fuzzer_tilings([&](const cpu::TiledOptions& o) {
-    const auto t = cpu::attention_forward<float>(a.Q, a.K, a.V, a.p, a.c, o);
-    REQUIRE_FALSE(t.fallback);
+  qktest::tiled_forward_at_tilings(a, [&](const cpu::TiledResult<float>& t, const cpu::TiledOptions& o) {
     fn(cpu::attention_backward<float>(a.Q, a.K, a.V, a.p, a.c, t, a.dO, o), o);
   });
 }

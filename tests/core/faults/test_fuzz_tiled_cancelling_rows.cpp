@@ -25,11 +25,7 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-struct Call {
-  Matrix Q, K, V, dO;
-  ScoreParams<float> p;
-  AttentionConfig<float> c;
-};
+using Call = qktest::FaultCall;
 
 // The fuzz inputs' additive parameters (d_h = 2): unit 0 reads the key, unit 1 the query.
 Call additive_call(Matrix Q, Matrix K, Matrix dO) {
@@ -67,17 +63,11 @@ Call case_aa2() {
   return a;
 }
 
-AttentionGrads<float> core_float(const Call& a) {
-  return attention_backward<float>(a.Q, a.K, a.V, a.p, a.c, attention_forward<float>(a.Q, a.K, a.V, a.p, a.c), a.dO);
-}
+AttentionGrads<float> core_float(const Call& a) { return qktest::core_float_grads(a); }
 
 template <class Fn>
 void tiled_at_tilings(const Call& a, Fn&& fn) {
-  qktest::at_fuzzer_tilings([&](const cpu::TiledOptions& o) {
-    const auto t = cpu::attention_forward<float>(a.Q, a.K, a.V, a.p, a.c, o);
-    REQUIRE_FALSE(t.fallback);
-    fn(t, o);
-  });
+  qktest::tiled_forward_at_tilings(a, fn);
 }
 
 // Dot-product rows built to cancel: L_k = 5 keys with values 0, 0, 1, 1, 3 and one query of 1,

@@ -22,4 +22,30 @@ void at_fuzzer_tilings(Fn&& fn) {
     }
 }
 
+/// One call of a fault case: inputs, the upstream gradient dO, parameters and configuration.
+struct FaultCall {
+  qkscope::Matrix Q, K, V, dO;
+  qkscope::ScoreParams<float> p;
+  qkscope::AttentionConfig<float> c;
+};
+
+/// The float core's backward of a call (a FaultCall, or any type with its members) from its own
+/// forward.
+template <class Call>
+qkscope::AttentionGrads<float> core_float_grads(const Call& a) {
+  return qkscope::attention_backward<float>(a.Q, a.K, a.V, a.p, a.c,
+                                            qkscope::attention_forward<float>(a.Q, a.K, a.V, a.p, a.c), a.dO);
+}
+
+/// fn(tiled forward, options) at every tiling the fuzzer draws (at_fuzzer_tilings); the forward
+/// must run tiled (no fallback to the core).
+template <class Call, class Fn>
+void tiled_forward_at_tilings(const Call& a, Fn&& fn) {
+  at_fuzzer_tilings([&](const qkscope::cpu::TiledOptions& o) {
+    const auto t = qkscope::cpu::attention_forward<float>(a.Q, a.K, a.V, a.p, a.c, o);
+    REQUIRE_FALSE(t.fallback);
+    fn(t, o);
+  });
+}
+
 }  // namespace qktest
